@@ -1,0 +1,106 @@
+"""The build pipeline: spec -> IR -> program -> target files -> disk -> validation.
+
+Each step is a call into the module that owns it; this module only orders
+them and collects diagnostics, so the CLI, tests and benchmarks all build the
+same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mapc.codegen.program import Program, build_program, load_module, module_source
+from mapc.diagnostics import Diagnostic, Diagnostics
+from mapc.spec import ir, load_spec
+from mapc.targets import Target, ValidationReport, get_target, targets
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit code 2)."""
+
+
+@dataclass
+class BuildResult:
+    spec: ir.Spec | None
+    diagnostics: Diagnostics
+    files: dict[str, bytes] = field(default_factory=dict)
+    validation: ValidationReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.diagnostics.ok and (self.validation is None or self.validation.ok)
+
+
+def resolve_target(name: str) -> Target:
+    target = get_target(name)
+    if target is None:
+        known = ", ".join(sorted(targets())) or "(none installed)"
+        raise UsageError(f"unknown target {name!r}; known targets: {known}")
+    return target
+
+
+def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[ir.Spec | None, Diagnostics]:
+    """Load a spec and run the target's own checks on it."""
+    spec, diags = load_spec(spec_path)
+    if spec is not None and target is not None:
+        diags.extend(target.check(spec))
+        if not diags.ok:
+            spec = None
+    return spec, diags
+
+
+def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[str, bytes]]:
+    program = build_program(spec)
+    return program, target.render(spec, program, out_dir)
+
+
+def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, validate: bool = True,
+          force: bool = False) -> BuildResult:
+    """Build ``spec_path`` for ``target_name`` into ``out_dir``."""
+    target = resolve_target(target_name)
+    spec, diags = load_checked(spec_path, target)
+    if spec is None:
+        return BuildResult(None, diags)
+    out = Path(out_dir)
+    _, files = render(spec, target, out)
+    from mapc.output import OutputConflict, write_output
+
+    try:
+        write_output(out, files, roots=target.owned_roots(spec), force=force)
+    except OutputConflict as exc:
+        diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint))
+        return BuildResult(spec, diags, files)
+    result = BuildResult(spec, diags, files)
+    if validate:
+        result.validation = target.validate_build(spec, out)
+    return result
+
+
+def mapping_namespace(spec: ir.Spec) -> dict:
+    """The spec's mapping program, executed in-process (same code as generated adapters)."""
+    program = build_program(spec)
+    source = module_source(
+        program,
+        entry="",
+        docstring=f"mapc run: in-process mapping program of {spec.name}",
+        units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
+    )
+    return load_module(source)
+
+
+def run_mapping(spec: ir.Spec, source: Path, out=None) -> tuple[bool, str | None, object]:
+    """Map ``source`` with ``spec`` and write canonical NDJSON to ``out`` (binary).
+
+    Returns ``(ok, one-line error, state)``.
+    """
+    ns = mapping_namespace(spec)
+    out = out if out is not None else sys.stdout.buffer
+    st = ns["MapState"]()
+    try:
+        src = ns["SourceFile"](str(source), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
+        ns["write_canonical"](ns["map_source"], src, out, st)
+    except Exception as exc:  # every failure becomes one line, never a traceback
+        return False, ns["one_line"](exc), st
+    return True, None, st

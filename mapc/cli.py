@@ -1,0 +1,223 @@
+"""The ``mapc`` command line.
+
+Exit codes: 0 ok, 1 findings or validation failure, 2 usage or internal error.
+Every command takes ``--json`` for machine-readable output. No Python
+traceback reaches a user for bad input (set MAPC_DEBUG=1 to see one for an
+internal error).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mapc import __version__
+from mapc.diagnostics import Diagnostic, Diagnostics, format_text, to_json
+
+app = typer.Typer(
+    name="mapc",
+    help="Compile a YAML mapping spec into standalone trace adapters for RLViz, RELAI and cap-evolve.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _emit_diags(diags, as_json: bool, **extra) -> None:
+    diags = list(diags)
+    if as_json:
+        typer.echo(to_json(diags, **extra))
+    elif diags:
+        typer.echo(format_text(diags), err=True)
+
+
+def guarded(fn):
+    """Turn any unexpected exception into a one-line message and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from mapc.build import UsageError
+
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except UsageError as exc:
+            if kwargs.get("as_json"):
+                typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "usage"}))
+            else:
+                typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(130)
+        except Exception as exc:  # internal error: say so plainly
+            if os.environ.get("MAPC_DEBUG"):
+                raise
+            message = f"internal error ({type(exc).__name__}): {exc}"
+            if kwargs.get("as_json"):
+                typer.echo(json.dumps({"ok": False, "error": message, "code": "internal"}))
+            else:
+                typer.echo(f"error: {message}\n(set MAPC_DEBUG=1 for a traceback)", err=True)
+            raise typer.Exit(EXIT_USAGE)
+
+    return wrapper
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mapc {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """mapc: one YAML spec -> standalone adapters, checked by built-in validators."""
+
+
+JsonOpt = typer.Option(False, "--json", help="Machine-readable output.")
+
+
+@app.command()
+@guarded
+def check(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Also apply this target's rules."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Validate a spec without building anything."""
+    from mapc.build import load_checked, resolve_target
+
+    tgt = resolve_target(target) if target else None
+    loaded, diags = load_checked(spec, tgt)
+    _emit_diags(diags, as_json, spec=str(spec))
+    if not as_json and diags.ok:
+        warn = f" ({len(diags.warnings)} warning(s))" if diags.warnings else ""
+        typer.echo(f"ok: {spec} is a valid mapc spec{warn}", err=True)
+    raise typer.Exit(EXIT_OK if diags.ok else EXIT_FINDINGS)
+
+
+@app.command()
+@guarded
+def build(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    target: str = typer.Option(..., "--target", "-t", help="rlviz, relai or cap-evolve."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output directory (for relai: the project root)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite generated files that were edited by hand."),
+    no_validate: bool = typer.Option(False, "--no-validate", help="Skip the built-in validator after building."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Generate the adapter for TARGET, then check it with mapc's built-in validator."""
+    from mapc.build import build as do_build
+
+    result = do_build(spec, target, out, validate=not no_validate, force=force)
+    extra = {"target": target, "out": str(out), "files": sorted(result.files)}
+    if result.validation is not None:
+        extra["validation"] = result.validation.payload
+    if as_json:
+        _emit_diags(result.diagnostics, True, **extra, built=result.ok)
+    else:
+        _emit_diags(result.diagnostics, False)
+        if result.validation is not None and result.validation.text:
+            typer.echo(result.validation.text, err=True)
+        if result.ok:
+            typer.echo(f"built {target} adapter in {out} ({len(result.files)} files)", err=True)
+    raise typer.Exit(EXIT_OK if result.ok else EXIT_FINDINGS)
+
+
+@app.command()
+@guarded
+def run(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    source: Path = typer.Argument(..., help="A source trace to map."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Map SOURCE with SPEC and print canonical NDJSON (a dry run while authoring).
+
+    Runs exactly the code a generated adapter runs. Warnings go to stderr.
+    """
+    from mapc.build import load_checked, run_mapping
+
+    loaded, diags = load_checked(spec)
+    if loaded is None:
+        _emit_diags(diags, as_json, spec=str(spec))
+        raise typer.Exit(EXIT_FINDINGS)
+    if as_json:
+        import io
+
+        buf = io.BytesIO()
+        ok, error, st = run_mapping(loaded, source, buf)
+        records = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
+        typer.echo(json.dumps({"ok": ok, "error": error, "warnings": st.warnings,
+                               "warning_messages": st.messages, "records": records}, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
+    ok, error, st = run_mapping(loaded, source)
+    for message in st.messages:
+        typer.echo(f"warning: {message}", err=True)
+    if not ok:
+        typer.echo(f"error: {source}: {error}", err=True)
+        raise typer.Exit(EXIT_FINDINGS)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+@guarded
+def validate(
+    target: str = typer.Option(..., "--target", "-t", help="rlviz, relai or cap-evolve."),
+    out: Path = typer.Argument(..., help="The generated directory (for relai: the project root)."),
+    sources: list[Path] = typer.Argument(None, help="Source traces to validate against (rlviz)."),
+    task: list[str] = typer.Option(None, "--task", help="relai: validate only these task ids."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Check generated output the way the host would, without the host installed."""
+    from mapc.build import resolve_target
+
+    tgt = resolve_target(target)
+    report = tgt.validate(out, list(sources or []), {"tasks": list(task or [])})
+    if as_json:
+        typer.echo(json.dumps(report.payload, ensure_ascii=False, indent=None))
+    else:
+        if report.diagnostics:
+            typer.echo(format_text(report.diagnostics), err=True)
+        if report.text:
+            typer.echo(report.text, err=not report.ok)
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+@app.command()
+@guarded
+def schema(as_json: bool = JsonOpt) -> None:
+    """Print the JSON Schema of specs (for yaml-language-server and other editors)."""
+    from mapc.spec.schema import schema_json
+
+    sys.stdout.write(schema_json())
+
+
+def main() -> None:
+    """Console entry point."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except Exception as exc:  # click internals, should not happen
+        if os.environ.get("MAPC_DEBUG"):
+            raise
+        sys.stderr.write(f"error: internal error ({type(exc).__name__}): {exc}\n")
+        sys.exit(EXIT_USAGE)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""The compiled expressions of one program, named after where the spec wrote them."""
+
+from __future__ import annotations
+
+from mapc.codegen.pysrc import comment_text, identifier, literal
+from mapc.spec import ir
+
+
+class ExprTable:
+    """Collects expression functions; simple expressions are inlined instead."""
+
+    def __init__(self) -> None:
+        self._names: dict[tuple, str] = {}
+        self._used: set[str] = set()
+        self._sources: list[str] = []
+
+    def call(self, e: ir.Expr, data: str, scope: str) -> str:
+        """Python expression evaluating ``e`` on ``data`` with variables ``scope``."""
+        inline = e.compiled.inline_source(data, scope)
+        if inline is not None:
+            return inline
+        key = (e.text,)
+        name = self._names.get(key)
+        if name is None:
+            base = "x_" + identifier(*e.path)
+            name = base
+            n = 2
+            while name in self._used:
+                name = f"{base}_{n}"
+                n += 1
+            self._used.add(name)
+            self._names[key] = name
+            where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
+            header = f"# {comment_text(where)}: {comment_text(e.text)}\n"
+            self._sources.append(header + e.compiled.function_source(name).rstrip() + "\n")
+        return f"{name}({data}, {scope})"
+
+    def value(self, v: ir.Value | None, data: str, scope: str) -> str:
+        """Python expression for a value template."""
+        if v is None:
+            return "None"
+        if isinstance(v, ir.Expr):
+            return self.call(v, data, scope)
+        if isinstance(v, ir.Literal):
+            return literal(v.value)
+        if isinstance(v, ir.ObjectTemplate):
+            if not v.items:
+                return "{}"
+            pairs = ", ".join(f"({literal(k)}, {self.value(x, data, scope)})" for k, x in v.items)
+            return f"compact_object(({pairs},))"
+        if isinstance(v, ir.ArrayTemplate):
+            return "[" + ", ".join(self.value(x, data, scope) for x in v.items) + "]"
+        raise TypeError(v)
+
+    def source(self) -> str:
+        return "\n\n".join(self._sources)

@@ -1,0 +1,462 @@
+"""Lower the records part of the IR to plain Python mapping functions.
+
+The output reads like the spec: one function per level (run, case, group,
+trajectory, events), loops where the spec says ``each``, an if/elif chain for
+the event rules, and a comment naming the spec path (and line) above each
+piece. Records are handed to an ``emit`` callable as soon as they are built,
+so a JSONL source streams with flat memory.
+
+Ids that the spec does not give natively are derived from the source
+location (``evt@L12.3`` = line 12, element 3): stable, unique by
+construction, and cheap.
+"""
+
+from __future__ import annotations
+
+from mapc.codegen.expressions import ExprTable
+from mapc.codegen.pysrc import Writer, comment_text, literal
+from mapc.spec import ir
+from mapc.spec.semantic import iter_exprs
+
+_ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
+_PARENT_KEY = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
+_NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}
+
+# Where semantic fields land in a canonical event when the rule gives no explicit layout.
+_MESSAGE_LAYOUT = (
+    ("role", "role"),
+    ("content", "content"),
+    ("reasoning", "reasoning"),
+    ("model", "model"),
+    ("tool_calls", "tool_calls"),
+    ("tool_call_id", "tool_call_id"),
+    ("name", "tool_name"),
+)
+
+
+def _where(path: tuple) -> str:
+    return ir.Expr("", path, None).where
+
+
+class MappingGenerator:
+    """Generates ``map_source`` and the level functions for one spec."""
+
+    def __init__(self, spec: ir.Spec, exprs: ExprTable):
+        self.spec = spec
+        self.x = exprs
+        self.jsonl = spec.source.container == "jsonl"
+        self.uses_previous = self._any_parent(lambda p: p == "previous")
+        self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
+        self.uses_source_var = any("source" in e.compiled.variables for e in self._all_exprs())
+        self.functions: list[str] = []
+
+    # -- analysis ------------------------------------------------------------
+    def _templates(self):
+        for rule in self.spec.events.rules:
+            yield from rule.emits
+
+    def _any_parent(self, pred) -> bool:
+        ev = self.spec.events
+        return any(pred(t.parent if t.parent is not None else ev.parent) for t in self._templates())
+
+    def _all_exprs(self):
+        values = []
+        for lv in self.spec.levels:
+            values += [lv.id, lv.final_output] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets]
+            values += [lp.each for lp in lv.scope.loops] + [lv.scope.where, lv.scope.ordinal_by]
+            for sig in lv.signals:
+                values += [sig.name, sig.value, sig.unit, sig.metadata, sig.when] + [lp.each for lp in sig.loops]
+            for art in lv.artifacts:
+                values += [v for _, v in art.fields] + [art.when] + [lp.each for lp in art.loops]
+        ev = self.spec.events
+        values += [lp.each for lp in ev.scope.loops] + [ev.scope.where, ev.scope.ordinal_by]
+        values += [v for _, v in ev.scope.lets]
+        if not isinstance(ev.parent, str):
+            values.append(ev.parent)
+        for rule in ev.rules:
+            values.append(rule.when)
+            for t in rule.emits:
+                values += [t.when, t.id, t.timestamp] + [v for _, v in t.semantic + t.canonical]
+                if not isinstance(t.parent, str):
+                    values.append(t.parent)
+                for sig in t.signals:
+                    values += [sig.name, sig.value, sig.unit, sig.metadata, sig.when] + [lp.each for lp in sig.loops]
+                for art in t.artifacts:
+                    values += [v for _, v in art.fields] + [art.when] + [lp.each for lp in art.loops]
+        return [e for v in values if v is not None for e in iter_exprs(v)]
+
+    # -- entry ----------------------------------------------------------------
+    def generate(self) -> str:
+        self._map_source()
+        for lv in self.spec.levels:
+            self._level(lv)
+        self._events()
+        return "\n\n".join(self.functions)
+
+    def _map_source(self) -> None:
+        w = Writer()
+        w.line("def map_source(src, st, emit):")
+        with w.indent():
+            w.line('"""Map one source trace to canonical records, passing each to ``emit``."""')
+            w.line("st.src = src")
+            siblings = ", ".join(
+                f"{literal(name)}: src.sibling(st, {literal(cands)})" for name, cands in self.spec.source.siblings
+            )
+            w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
+            if self.jsonl:
+                w.comment("jsonl: lines are read one at a time at the level with `each: \"@\"`")
+                w.line("doc = None")
+            else:
+                w.line("doc = src.document(st)")
+                w.line("missing = missing_required(doc, REQUIRED)")
+                w.line("if missing is not None:")
+                with w.indent():
+                    w.line('raise MappingError(f"missing required field {missing} (not a " + FORMAT + " document)")')
+                w.line('scope["root"] = doc')
+            w.line('level_run(st, emit, doc, scope, None, "", {"path": src.rel})')
+        self.functions.append(w.text())
+
+    # -- loops ------------------------------------------------------------------
+    def _open_loops(self, w: Writer, scope: ir.Scope, name: str, cur: str) -> tuple[str, str, int]:
+        """Write the loop headers of a level; returns (element var, loc var, depth)."""
+        el, loc = cur, "loc"
+        depth = 0
+        loops = list(scope.loops)
+        if self.jsonl and self.spec.line_level == name and loops:
+            loops = loops[1:]
+            w.line("line_index = -1")
+            w.comment("each line of the jsonl source (records." + ("events" if name == "events" else name) + ".each)")
+            w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
+            w.level += 1
+            w.line("line_index += 1")
+            w.line("missing = missing_required(el0, REQUIRED)")
+            w.line("if missing is not None:")
+            with w.indent():
+                w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+            w.line('s["index"] = line_index')
+            w.line('s["root"] = el0')
+            if self.uses_source_var:
+                w.line('s["source"] = {**st.src.info, **srcloc}')
+            w.line('loc0 = f"L{line}"')
+            el, loc = "el0", "loc0"
+            depth = 1
+        for lp in loops:
+            i, e, newloc = f"i{depth}", f"el{depth}", f"loc{depth}"
+            where = _where(lp.path)
+            w.comment(f"{where} (line {lp.each.line}): each {lp.each.text}")
+            w.line(f"for {i}, {e} in enumerate(iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})):")
+            w.level += 1
+            w.line(f's["index"] = {i}')
+            if lp.as_name:
+                w.line(f"s[{literal(lp.as_name)}] = {e}")
+                w.line(f"s[{literal(lp.as_name + '_index')}] = {i}")
+            w.line(f'{newloc} = f"{{{loc}}}.{{{i}}}" if {loc} else str({i})')
+            el, loc = e, newloc
+            depth += 1
+        return el, loc, depth
+
+    def _scope_body(self, w: Writer, scope: ir.Scope, name: str, el: str, looped: bool) -> None:
+        if scope.where is not None:
+            w.comment(f"{_where(scope.where.path)}: {scope.where.text}")
+            w.line(f"if not truthy({self.x.call(scope.where, el, 's')}):")
+            with w.indent():
+                w.line("continue" if looped else "return")
+        for let_name, val in scope.lets:
+            w.line(f"s[{literal(let_name)}] = {self.x.value(val, el, 's')}")
+        if scope.ordinal_by is not None:
+            w.line(f's["ordinal"] = st.ordinal({literal(name)}, {self.x.call(scope.ordinal_by, el, "s")})')
+
+    # -- levels -------------------------------------------------------------------
+    def _level(self, lv: ir.Level) -> None:
+        w = Writer()
+        name = lv.name
+        w.line(f"def level_{name}(st, emit, cur, scope, parent, loc, srcloc):")
+        w.level += 1
+        what = f"{name} per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else f"one {name}"
+        if not lv.declared:
+            what += " (not in the spec: defaults)"
+        w.line(f'"""records.{name}: {comment_text(what)}."""')
+        w.line("s = dict(scope)")
+        el, loc, depth = self._open_loops(w, lv.scope, name, "cur")
+        self._scope_body(w, lv.scope, name, el, looped=depth > 0)
+        where = f"records.{name}"
+        if lv.id is not None:
+            native = f"coerce_id(st, {self.x.value(lv.id, el, 's')}, {literal(where + '.id')})"
+        else:
+            native = None
+        if name == "run":
+            default = f'"run@" + st.src.name + ("#" + {loc} if {loc} else "")'
+        elif lv.scope.loops:
+            default = f'"{_ID_PREFIX[name]}@" + loc_text({loc})'
+        else:
+            default = f'child_id("{_ID_PREFIX[name]}", parent["id"])'
+        rec_id = f"{native} or {default}" if native else default
+        parent_ref = f', "{_PARENT_KEY[name]}": parent["id"]' if name in _PARENT_KEY else ""
+        w.line(f'rec = {{"record_type": "{name}", "id": {rec_id}{parent_ref}}}')
+        w.line(f"s[{literal(name)}] = rec")
+        fields = dict(lv.fields)
+        order = {
+            "run": ("name", "started_at", "metadata"),
+            "case": ("name", "input", "metadata"),
+            "group": ("name", "metadata"),
+            "trajectory": ("parent", "branch_id", "status", "termination", "metadata"),
+        }[name]
+        for key in order:
+            if key not in fields:
+                continue
+            src = self.x.value(fields[key], el, "s")
+            fwhere = literal(f"{where}.{key}")
+            if key == "started_at":
+                self._put(w, "rec", "started_at", f"coerce_time(st, {src}, {fwhere})")
+            elif key == "name" or key == "termination":
+                self._put(w, "rec", key, f"coerce_text(st, {src}, {fwhere})")
+            elif key == "metadata":
+                self._put(w, "rec", key, f"coerce_object(st, {src}, {fwhere})")
+            elif key == "status":
+                self._put(w, "rec", key, f"coerce_status(st, {src}, {fwhere})")
+            elif key == "branch_id":
+                self._put(w, "rec", key, f"coerce_id(st, {src}, {fwhere})")
+            elif key == "parent":
+                w.line(f"v = coerce_id(st, {src}, {fwhere})")
+                w.line('if v is not None and st.levels.get(v) == ("trajectory", parent["id"]) and v != rec["id"]:')
+                with w.indent():
+                    w.line('rec["parent_id"] = v')
+                w.line("elif v is not None:")
+                with w.indent():
+                    w.line(f'st.warn({fwhere}, f"{{v!r}} is not an earlier trajectory of this group; dropped")')
+            else:  # input: any JSON
+                self._put(w, "rec", key, src)
+        parent_id = 'parent["id"]' if name != "run" else "None"
+        w.line(f'if st.level("{name}", rec, {parent_id}):')
+        with w.indent():
+            w.line("emit(rec)")
+        if name == "trajectory":
+            if lv.final_output is not None:
+                w.line("if st.sem is not None:")
+                with w.indent():
+                    w.line(f'st.final_outputs[rec["id"]] = {self.x.value(lv.final_output, el, "s")}')
+            w.line(f"level_events(st, emit, {el}, s, rec, {loc}, {'srcloc'})")
+            self._children(w, lv.signals, lv.artifacts, owner='rec["id"]', event=None, el=el, tid='rec["id"]')
+        else:
+            w.line(f"level_{_NEXT[name]}(st, emit, {el}, s, rec, {loc}, srcloc)")
+        self.functions.append(w.text())
+
+    @staticmethod
+    def _put(w: Writer, rec: str, key: str, src: str) -> None:
+        w.line(f"v = {src}")
+        w.line("if v is not None:")
+        with w.indent():
+            w.line(f"{rec}[{literal(key)}] = v")
+
+    # -- signals & artifacts --------------------------------------------------------
+    def _children(self, w: Writer, signals, artifacts, *, owner: str, event: str | None, el: str, tid: str) -> None:
+        for sig in signals:
+            self._signal(w, sig, owner=owner, event=event, el=el, tid=tid)
+        for art in artifacts:
+            self._artifact(w, art, owner=owner, event=event, el=el, tid=tid)
+
+    def _child_loops(self, w: Writer, loops, as_el: str) -> tuple[str, int]:
+        el = as_el
+        opened = 0
+        for k, lp in enumerate(loops):
+            e = f"c{k}"
+            w.line(f"for {e} in iterate(st, {self.x.call(lp.each, el, 's')}, {literal(_where(lp.path))}):")
+            w.level += 1
+            if lp.as_name:
+                w.line(f"s[{literal(lp.as_name)}] = {e}")
+            el = e
+            opened += 1
+        return el, opened
+
+    def _signal(self, w: Writer, sig: ir.SignalSpec, *, owner, event, el, tid) -> None:
+        where = _where(sig.path)
+        w.comment(where)
+        start = w.level
+        el, _ = self._child_loops(w, sig.loops, el)
+        if sig.when is not None:
+            w.line(f"if truthy({self.x.call(sig.when, el, 's')}):")
+            w.level += 1
+        if isinstance(sig.name, ir.Literal) and isinstance(sig.name.value, str) and sig.name.value:
+            name = literal(sig.name.value)
+        else:
+            w.line(f"n = coerce_nonempty_text(st, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})")
+            name = "n"
+        w.line(f"v = coerce_scalar(st, {self.x.value(sig.value, el, 's')}, {literal(where + '.value')})")
+        cond = "v is not None" + (" and n is not None" if name == "n" else "")
+        w.line(f"if {cond}:")
+        with w.indent():
+            ev = f', "event_id": {event}' if event else ""
+            w.line(
+                f'sig = {{"record_type": "signal", "id": st.child_id({owner}, {name}), '
+                f'"trajectory_id": {tid}{ev}, "name": {name}, "value": v}}'
+            )
+            if sig.unit is not None:
+                self._put(w, "sig", "unit", f"coerce_nonempty_text(st, {self.x.value(sig.unit, el, 's')}, {literal(where + '.unit')})")
+            if sig.metadata is not None:
+                self._put(w, "sig", "metadata", f"coerce_object(st, {self.x.value(sig.metadata, el, 's')}, {literal(where + '.metadata')})")
+            w.line("emit(sig)")
+        w.level = start
+
+    def _artifact(self, w: Writer, art: ir.ArtifactSpec, *, owner, event, el, tid) -> None:
+        where = _where(art.path)
+        w.comment(where)
+        start = w.level
+        el, _ = self._child_loops(w, art.loops, el)
+        if art.when is not None:
+            w.line(f"if truthy({self.x.call(art.when, el, 's')}):")
+            w.level += 1
+        f = dict(art.fields)
+        content_key = next(k for k in ("text", "json", "path") if k in f)
+        coerce = {"text": "coerce_nonempty_text", "path": "coerce_artifact_path"}.get(content_key)
+        src = self.x.value(f[content_key], el, "s")
+        w.line(f"body = {coerce}(st, {src}, {literal(where + '.' + content_key)})" if coerce else f"body = {src}")
+        w.line(f"mt = coerce_nonempty_text(st, {self.x.value(f['media_type'], el, 's')}, {literal(where + '.media_type')})")
+        w.line("if body is not None and mt is not None:")
+        with w.indent():
+            ev = f', "event_id": {event}' if event else ""
+            w.line(f'art = {{"record_type": "artifact", "id": st.child_id({owner}, "artifact"), "trajectory_id": {tid}{ev}}}')
+            if "name" in f:
+                self._put(w, "art", "name", f"coerce_text(st, {self.x.value(f['name'], el, 's')}, {literal(where + '.name')})")
+            w.line('art["media_type"] = mt')
+            w.line(f"art[{literal(content_key)}] = body")
+            if "sha256" in f:
+                self._put(w, "art", "sha256", f"coerce_sha256(st, {self.x.value(f['sha256'], el, 's')}, {literal(where + '.sha256')})")
+            if "metadata" in f:
+                self._put(w, "art", "metadata", f"coerce_object(st, {self.x.value(f['metadata'], el, 's')}, {literal(where + '.metadata')})")
+            w.line("emit(art)")
+        w.level = start
+
+    # -- events -------------------------------------------------------------------
+    def _events(self) -> None:
+        ev = self.spec.events
+        w = Writer()
+        w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
+        w.level += 1
+        what = f"one event per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "one event"
+        w.line(f'"""records.events: {comment_text(what)}, mapped by the first matching rule."""')
+        w.line('tid = traj["id"]')
+        w.line("s = dict(scope)")
+        el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")
+        self._scope_body(w, ev.scope, "events", el, looped=depth > 0)
+        first = True
+        for rule in ev.rules:
+            where = _where(rule.path)
+            if rule.when is not None:
+                kw = "if" if first else "elif"
+                w.comment(f"{where} (line {rule.when.line}): when {rule.when.text}")
+                w.line(f"{kw} truthy({self.x.call(rule.when, el, 's')}):")
+            elif first:
+                w.comment(f"{where}: every element")
+                w.line("if True:")
+            else:
+                w.comment(f"{where}: every other element")
+                w.line("else:")
+            with w.indent():
+                if rule.skip:
+                    w.line("pass  # skip: true")
+                else:
+                    for k, tmpl in enumerate(rule.emits):
+                        suffix = f".{k}" if len(rule.emits) > 1 else ""
+                        self._event(w, tmpl, el, loc, suffix)
+            first = False
+            if rule.when is None:
+                break
+        if depth == 0 and first:
+            w.line("pass")
+        self.functions.append(w.text())
+
+    def _event(self, w: Writer, t: ir.EventTemplate, el: str, loc: str, suffix: str) -> None:
+        where = _where(t.path)
+        if t.when is not None:
+            w.line(f"if truthy({self.x.call(t.when, el, 's')}):")
+            w.level += 1
+        start = w.level
+        default_id = f'"evt@" + loc_text({loc})' + (f" + {literal(suffix)}" if suffix else "")
+        if t.id is not None:
+            w.line(f"eid = coerce_id(st, {self.x.value(t.id, el, 's')}, {literal(where + '.id')})")
+            w.line(f"eid = st.native_event_id(eid, {literal(where + '.id')}) if eid is not None else {default_id}")
+            idsrc = "eid"
+        else:
+            idsrc = default_id
+        w.line(
+            f'ev = {{"record_type": "event", "id": {idsrc}, "trajectory_id": tid, '
+            f'"sequence": st.next_sequence(tid), "kind": {literal(t.kind)}}}'
+        )
+        if t.timestamp is not None:
+            self._put(w, "ev", "timestamp", f"coerce_time(st, {self.x.value(t.timestamp, el, 's')}, {literal(where + '.timestamp')})")
+        parent = t.parent if t.parent is not None else self.spec.events.parent
+        if parent == "previous":
+            self._put(w, "ev", "parent_id", "st.last.get(tid)")
+        elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
+            pw = literal(where + ".parent")
+            self._put(w, "ev", "parent_id", f"st.parent_event(tid, coerce_id(st, {self.x.value(parent, el, 's')}, {pw}), {pw})")
+        can = dict(t.canonical)
+        sem = dict(t.semantic)
+        for key in ("branch_id",):
+            if key in can:
+                self._put(w, "ev", key, f"coerce_id(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
+        for key in ("alignment_key", "state_hash"):
+            if key in can:
+                self._put(w, "ev", key, f"coerce_nonempty_text(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
+        for key, _ in t.semantic:
+            w.line(f"f_{key} = {self.x.value(sem[key], el, 's')}")
+        layout = self._layout(t.kind, sem)
+        for key in ("input", "output", "data"):
+            if key in can:
+                self._put(w, "ev", key, self.x.value(can[key], el, "s"))
+            elif key in layout:
+                self._put(w, "ev", key, layout[key])
+        if "context" in can:
+            self._put(w, "ev", "context", f"coerce_object(st, {self.x.value(can['context'], el, 's')}, {literal(where + '.context')})")
+        w.line('ev["source"] = srcloc')
+        raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+        if raw:
+            w.line(f'ev["raw"] = {el}')
+        if "metadata" in can:
+            self._put(w, "ev", "metadata", f"coerce_object(st, {self.x.value(can['metadata'], el, 's')}, {literal(where + '.metadata')})")
+        w.line("emit(ev)")
+        if self.uses_previous:
+            w.line('st.last[tid] = ev["id"]')
+        if self.uses_native_parent:
+            w.line('st.remember_event(tid, ev["id"])')
+        sem_pairs = ", ".join(f'("{k}", f_{k})' for k, _ in t.semantic)
+        w.line("if st.sem is not None:")
+        with w.indent():
+            w.line(f'st.sem[ev["id"]] = compact_object((("kind", {literal(t.kind)}),{" " + sem_pairs if sem_pairs else ""}))')
+        if t.signals or t.artifacts:
+            w.line('s["event"] = ev')
+            self._children(w, t.signals, t.artifacts, owner='ev["id"]', event='ev["id"]', el=el, tid="tid")
+        w.level = start
+        if t.when is not None:
+            w.level -= 1
+
+    @staticmethod
+    def _layout(kind: str, sem: dict) -> dict[str, str]:
+        """Canonical input/output/data built from semantic fields, by kind."""
+        if not sem:
+            return {}
+
+        def obj(pairs):
+            present = [(k, f"f_{field}") for k, field in pairs if field in sem]
+            if not present:
+                return None
+            inner = ", ".join(f"({literal(k)}, {v})" for k, v in present)
+            return f"compact_object(({inner},)) or None"
+
+        out: dict[str, str] = {}
+        if kind == "message":
+            out["input"] = obj(_MESSAGE_LAYOUT)
+        elif kind == "generation":
+            out["output"] = obj(_MESSAGE_LAYOUT)
+        elif kind == "tool":
+            out["input"] = obj((("name", "tool_name"), ("arguments", "arguments"), ("id", "tool_call_id")))
+            if "result" in sem:
+                out["output"] = "f_result"
+            elif "content" in sem:
+                out["output"] = "f_content"
+        elif kind == "observation":
+            content = "result" if "result" in sem else "content"
+            out["output"] = obj((("content", content), ("tool_call_id", "tool_call_id"), ("name", "tool_name"), ("role", "role")))
+        else:
+            out["data"] = obj(tuple((k, k) for k in sem))
+        return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,171 @@
+"""Assemble a standalone Python module from the pieces of one spec.
+
+A generated module is, top to bottom: header, docstring, stdlib imports,
+constants from the spec, the runtime units it references (copied from
+``mapc/runtime``), the compiled expressions, the mapping functions, the probe,
+and the target's entry code. Which runtime units and imports are needed is
+read off the assembled code itself (names it references), so nothing has to
+be listed by hand and nothing unused is shipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass
+
+from mapc import runtime
+from mapc.codegen.expressions import ExprTable
+from mapc.codegen.mapping import MappingGenerator
+from mapc.codegen.pysrc import Writer, literal
+from mapc.spec import ir
+
+
+@dataclass(frozen=True)
+class Program:
+    """The target-independent parts of a generated module."""
+
+    spec: ir.Spec
+    constants: str
+    expressions: str
+    mapping: str
+    probe: str
+    evaluation: str
+
+
+def _constants(spec: ir.Spec) -> str:
+    src = spec.source
+    w = Writer()
+    w.line(f"SPEC_NAME = {literal(spec.name)}")
+    w.line(f"SPEC_VERSION = {literal(spec.version)}")
+    w.line(f"FORMAT = {literal(src.format)}")
+    w.line(f"CONTAINER = {literal(src.container)}")
+    w.comment("source.probe: bounded recognition")
+    w.line(f"PROBE_BYTES = {src.probe.bytes}")
+    w.line(f"PROBE_LINES = {src.probe.lines}")
+    w.line(f"PROBE_CONFIDENCE = {literal(src.probe.confidence)}")
+    w.line(f"REQUIRED = {literal(tuple(tuple(p) for p in src.probe.require))}")
+    w.line(f"REQUIRED_TEXT = {literal(tuple(src.probe.require_text))}")
+    w.comment("source bounds")
+    w.line(f"MAX_BYTES = {src.max_bytes}")
+    w.line(f"MAX_LINE_BYTES = {src.max_line_bytes}")
+    w.line(f"INVALID_LINES = {literal(src.invalid_lines)}")
+    w.line(f"TABLES = {literal(dict(spec.tables))}")
+    return w.text()
+
+
+def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
+    w = Writer()
+    w.line("def probe(path, limit=None):")
+    with w.indent():
+        w.line('"""Answer `probe` from a bounded prefix of the source (spec: source.probe)."""')
+        w.line("limit = PROBE_BYTES if limit is None else max(1, min(limit, PROBE_BYTES))")
+        when = spec.source.probe.when
+        if when is not None:
+            w.line('scope = {"tables": TABLES}')
+            w.comment(f"source.probe.when: {when.text}")
+            w.line("def when(doc):")
+            with w.indent():
+                w.line(f"return truthy({exprs.call(when, 'doc', 'scope')})")
+            arg = "when"
+        else:
+            arg = "None"
+        w.line("return probe_source(")
+        with w.indent():
+            w.line(f"path, CONTAINER, limit, PROBE_LINES, REQUIRED, {arg}, PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT")
+        w.line(")")
+    return w.text()
+
+
+def build_program(spec: ir.Spec) -> Program:
+    exprs = ExprTable()
+    mapping = MappingGenerator(spec, exprs).generate()
+    probe = _probe(spec, exprs)
+    from mapc.codegen.evaluation import generate_evaluation
+
+    evaluation = generate_evaluation(spec, exprs)
+    return Program(
+        spec=spec,
+        constants=_constants(spec),
+        expressions=exprs.source(),
+        mapping=mapping,
+        probe=probe,
+        evaluation=evaluation,
+    )
+
+
+def _referenced(code: str) -> set[str]:
+    tree = ast.parse(code)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def _defined(code: str) -> set[str]:
+    tree = ast.parse(code)
+    out = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return out
+
+
+def module_source(
+    program: Program,
+    *,
+    entry: str,
+    docstring: str,
+    header: str = "",
+    units: tuple[str, ...] = (),
+    with_evaluation: bool = False,
+    prelude: str = "",
+) -> str:
+    """The full text of a standalone module.
+
+    ``entry`` is the target's own code (usually a few lines calling runtime
+    units); ``units`` names runtime units to include even if only the entry
+    refers to them indirectly; ``prelude`` is placed right after the imports
+    (e.g. a host-package import for cap-evolve).
+    """
+    parts = [program.expressions, program.mapping, program.probe]
+    if with_evaluation:
+        parts.append(program.evaluation)
+    parts.append(entry)
+    body = "\n\n".join(p.strip() + "\n" for p in parts if p.strip())
+    all_units = set(runtime.unit_names())
+    wanted = ((_referenced(body) | _referenced(program.constants)) & all_units) | set(units)
+    closure = runtime.closure(wanted)
+    runtime_src = runtime.extract(closure)
+    imports = set(runtime.imports_for(closure))
+    # stdlib modules the generated code itself names (e.g. `sys` in the entry)
+    defined = _defined(body) | set(closure)
+    for name in sorted(_referenced(body) - defined):
+        if name in sys.stdlib_module_names:
+            imports.add(f"import {name}")
+    import_lines = sorted(imports, key=lambda s: (s.startswith("from "), s))
+    doc = '"""' + docstring.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip() + '\n"""'
+    sections = [
+        header.rstrip() + "\n" if header.strip() else "",
+        doc + "\n",
+        "\n".join(import_lines) + "\n",
+        prelude.strip() + "\n" if prelude.strip() else "",
+        program.constants,
+        "# --- runtime (copied from mapc's runtime library) ---\n\n" + runtime_src,
+        "# --- compiled expressions ---\n\n" + program.expressions if program.expressions.strip() else "",
+        "# --- mapping ---\n\n" + program.mapping,
+        program.probe,
+        "# --- evaluation ---\n\n" + program.evaluation if with_evaluation and program.evaluation.strip() else "",
+        entry.strip() + "\n",
+    ]
+    text = "\n\n".join(s.strip("\n") for s in sections if s.strip()) + "\n"
+    compile(text, "<generated>", "exec")  # a generated module must at least compile
+    return text
+
+
+def load_module(source: str, name: str = "mapc_generated") -> dict:
+    """Execute generated source in a fresh namespace (mapc run, validators, tests)."""
+    ns: dict = {"__name__": name}
+    exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - our own generated code
+    return ns

@@ -1,0 +1,95 @@
+"""Writing Python source safely and readably.
+
+Spec strings reach generated code in exactly two ways: as literals through
+:func:`literal` (``repr`` of plain data, which Python guarantees to read back
+as the same value) or as comments through :func:`comment_text` (one line, no
+control or line-separator characters). Nothing else interpolates user text
+into code, so no spec string can become code.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+_UNSAFE_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
+
+
+def literal(value: Any) -> str:
+    """A Python literal for JSON-like data (dict, list, str, int, float, bool, None)."""
+    if isinstance(value, float) and value != value:
+        raise ValueError("NaN cannot be written as a literal")
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{literal(k)}: {literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = repr(value)
+        if isinstance(value, str):
+            # repr keeps printable non-ASCII as-is; escape line/paragraph separators too
+            text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        return text
+    raise TypeError(f"cannot write {type(value).__name__} as a literal")
+
+
+def comment_text(text: str, limit: int = 100) -> str:
+    """Spec text made safe for a one-line ``#`` comment."""
+    out = []
+    for ch in str(text):
+        if ch in "\n\r":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in _UNSAFE_CATEGORIES:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    s = "".join(out)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def identifier(*parts: Any) -> str:
+    """A readable Python identifier built from spec path parts."""
+    raw = "_".join(str(p) for p in parts if p != "")
+    name = re.sub(r"[^0-9A-Za-z_]+", "_", raw).strip("_").lower()
+    name = re.sub(r"_+", "_", name)
+    if not name or name[0].isdigit():
+        name = "x_" + name
+    return name
+
+
+class Writer:
+    """Lines with indentation, for building functions."""
+
+    def __init__(self, indent: int = 0):
+        self.lines: list[str] = []
+        self.level = indent
+
+    def line(self, text: str = "") -> None:
+        self.lines.append(("    " * self.level + text) if text else "")
+
+    def comment(self, text: str) -> None:
+        self.line("# " + comment_text(text))
+
+    def indent(self) -> "_Indent":
+        return _Indent(self)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+class _Indent:
+    def __init__(self, w: Writer):
+        self.w = w
+
+    def __enter__(self):
+        self.w.level += 1
+        return self.w
+
+    def __exit__(self, *exc):
+        self.w.level -= 1
+        return False

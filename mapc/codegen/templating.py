@@ -1,0 +1,97 @@
+"""Jinja2 rendering that cannot interpolate spec text as code.
+
+Templates under ``templates/<target>/`` lay out generated files. Every value a
+template prints must be marked by one of the filters below, which decide how
+the text is embedded:
+
+- ``pyrepr``: a Python literal (``repr``), safe for any string;
+- ``comment``: one line of comment text, control characters escaped;
+- ``code``: text that mapc itself generated (compiled functions, the runtime);
+- ``yaml_str``: a double-quoted scalar that RLViz's small YAML parser reads back;
+- ``json``: compact JSON; ``json_pretty``: indented JSON;
+- ``md``: Markdown text with HTML and line breaks neutralised.
+
+A plain ``{{ value }}`` without one of these raises at render time, so a new
+template cannot accidentally paste a spec string into code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jinja2
+
+from mapc.codegen.pysrc import comment_text, literal
+from mapc.resources import templates_dir
+
+
+class Safe(str):
+    """Text that a filter has already made safe for its destination."""
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Safe):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    raise jinja2.TemplateError(
+        f"template printed an unmarked value {str(value)[:40]!r}; pipe it through "
+        "pyrepr, comment, code, yaml_str, json or md"
+    )
+
+
+def _yaml_str(value: Any) -> Safe:
+    # RLViz's parser reads "..." with JSON escapes, so JSON string syntax is exact.
+    return Safe(json.dumps(str(value), ensure_ascii=True))
+
+
+def _md(value: Any) -> Safe:
+    text = " ".join(str(value).split())
+    for ch, rep in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("`", "'")):
+        text = text.replace(ch, rep)
+    return Safe(text)
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+    )
+    env.filters["pyrepr"] = lambda v: Safe(literal(v))
+    env.filters["comment"] = lambda v, limit=100: Safe(comment_text(v, limit))
+    env.filters["code"] = lambda v: Safe(v)
+    env.filters["yaml_str"] = _yaml_str
+    env.filters["json"] = lambda v: Safe(json.dumps(v, ensure_ascii=False, separators=(",", ":")))
+    env.filters["json_pretty"] = lambda v: Safe(json.dumps(v, ensure_ascii=False, indent=2))
+    env.filters["md"] = _md
+    return env
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def render_template(name: str, **context: Any) -> str:
+    """Render ``templates/<name>`` with ``context``."""
+    global _ENV
+    if _ENV is None:
+        _ENV = environment()
+    return _ENV.get_template(name).render(**context)
+
+
+def template_digest() -> str:
+    """SHA-256 over every template file (for lock files: did the templates change?)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root = templates_dir()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        rel = path.relative_to(root).as_posix()
+        h.update(f"{len(rel)}:{rel}:".encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()

@@ -1,0 +1,648 @@
+"""Runtime units for mapping programs: reading sources, ids, coercions, probing.
+
+Everything here is copied verbatim into generated adapters (see
+``mapc.runtime``), so it uses only the standard library, never prints to
+stdout, and turns every problem with the source into either a counted warning
+(a recoverable omission) or a :class:`MappingError` with a one-line message.
+"""
+
+import json
+import os
+import re
+import sys
+
+MAX_WARNINGS_SHOWN = 20
+MAX_ID_LENGTH = 512
+MAX_SIBLING_BYTES = 64 << 20
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+STATUSES = ("running", "completed", "failed", "cancelled")
+
+
+class MappingError(Exception):
+    """The source cannot be mapped: the adapter stops with this one-line message."""
+
+
+class MapState:
+    """Per-run bookkeeping that keeps the canonical stream valid.
+
+    Memory stays flat for long streams: only ids of run/case/group/trajectory
+    records, per-trajectory counters and (when the spec uses native event ids
+    or native parents) those ids are remembered.
+    """
+
+    def __init__(self, semantics=False):
+        self.warnings = 0
+        self.messages = []
+        self.levels = {}
+        self.seq = {}
+        self.last = {}
+        self.native_ids = set()
+        self.known_events = {}
+        self.ordinals = {}
+        self.sem = {} if semantics else None
+        self.final_outputs = {}
+        self._owner = None
+        self._owner_names = {}
+
+    def warn(self, where, message):
+        """Count a recoverable omission; keep the first few messages for stderr."""
+        self.warnings += 1
+        if len(self.messages) < MAX_WARNINGS_SHOWN:
+            self.messages.append(f"{where}: {message}")
+
+    def level(self, kind, rec, parent_id):
+        """Claim ``rec['id']`` for a run/case/group/trajectory record.
+
+        Returns True when the record is new and must be emitted, False when the
+        same record (same id, same parent) was already emitted. An id already
+        used by another record gets a ``~N`` suffix and a warning.
+        """
+        rid = rec["id"]
+        seen = self.levels.get(rid)
+        if seen is None:
+            self.levels[rid] = (kind, parent_id)
+            return True
+        if seen == (kind, parent_id):
+            return False
+        n = 2
+        while f"{rid}~{n}" in self.levels:
+            n += 1
+        new = f"{rid}~{n}"
+        self.warn(f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}")
+        rec["id"] = new
+        self.levels[new] = (kind, parent_id)
+        return True
+
+    def next_sequence(self, tid):
+        n = self.seq.get(tid, 0)
+        self.seq[tid] = n + 1
+        return n
+
+    def native_event_id(self, eid, where):
+        """A native event id, made unique across the stream."""
+        if eid not in self.native_ids and eid not in self.levels:
+            self.native_ids.add(eid)
+            return eid
+        n = 2
+        while f"{eid}~{n}" in self.native_ids:
+            n += 1
+        new = f"{eid}~{n}"
+        self.warn(where, f"event id {eid!r} repeats; renamed {new!r}")
+        self.native_ids.add(new)
+        return new
+
+    def remember_event(self, tid, eid):
+        self.known_events.setdefault(tid, set()).add(eid)
+
+    def parent_event(self, tid, pid, where):
+        """Keep a native parent only when it names an earlier event of the trajectory."""
+        if pid is None:
+            return None
+        if pid in self.known_events.get(tid, ()):
+            return pid
+        self.warn(where, f"parent {pid!r} is not an earlier event of this trajectory; dropped")
+        return None
+
+    def ordinal(self, level, key):
+        k = (level, json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+        n = self.ordinals.get(k, 0)
+        self.ordinals[k] = n + 1
+        return n
+
+    def child_id(self, owner, name):
+        """``owner:name`` unique among the children of one owner (signals, artifacts)."""
+        if owner != self._owner:
+            self._owner = owner
+            self._owner_names = {}
+        base = f"{owner}:{name}"
+        n = self._owner_names.get(base, 0) + 1
+        self._owner_names[base] = n
+        return base if n == 1 else f"{base}~{n}"
+
+
+def loc_text(loc):
+    return loc if loc else "0"
+
+
+_DERIVED_PREFIXES = ("run@", "case@", "group@", "traj@")
+
+
+def child_id(prefix, parent_id):
+    """Default id of the one child a parent has (a level without `each`).
+
+    Derived from the parent, so a parent that repeats (deduplicated) keeps a
+    single child: ``case@L3`` -> ``group@L3``, native ``example-0`` ->
+    ``group@example-0``.
+    """
+    for p in _DERIVED_PREFIXES:
+        if parent_id.startswith(p):
+            return prefix + "@" + parent_id[len(p):]
+    return prefix + "@" + parent_id
+
+
+def coerce_id(st, value, where):
+    """A record id from a native value: strings as-is, numbers as text, else None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    elif isinstance(value, (int, float)):
+        value = json.dumps(value)
+    elif not isinstance(value, str):
+        st.warn(where, f"expected a string id, got {json_type(value)}; using a derived id")
+        return None
+    if not value:
+        st.warn(where, "empty id; using a derived id")
+        return None
+    if len(value) > MAX_ID_LENGTH:
+        import hashlib
+
+        st.warn(where, f"id longer than {MAX_ID_LENGTH} characters; hashed")
+        return "h-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return value
+
+
+def coerce_text(st, value, where):
+    """A display string: strings as-is, numbers/booleans as JSON text, else omitted."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    st.warn(where, f"expected a string, got {json_type(value)}; omitted")
+    return None
+
+
+def coerce_nonempty_text(st, value, where):
+    value = coerce_text(st, value, where)
+    return value if value else None
+
+
+def coerce_time(st, value, where):
+    """An RFC 3339 date-time, normalizing ISO 8601 strings; else omitted with a warning."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if _RFC3339.match(value):
+            return value
+        import datetime
+
+        try:
+            parsed = datetime.datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+            text = parsed.isoformat()
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
+    st.warn(where, f"not an RFC 3339 date-time ({json_type(value)}); omitted (convert with iso8601())")
+    return None
+
+
+def coerce_object(st, value, where):
+    if value is None or isinstance(value, dict):
+        return value
+    st.warn(where, f"expected an object, got {json_type(value)}; omitted")
+    return None
+
+
+def coerce_status(st, value, where):
+    if value is None or value in STATUSES:
+        return value
+    st.warn(where, f"status {value!r} is not one of running, completed, failed, cancelled; omitted")
+    return None
+
+
+def coerce_scalar(st, value, where):
+    """A signal value: number, string or boolean; null skips it silently."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    st.warn(where, f"signal value must be a number, string or boolean, got {json_type(value)}; skipped")
+    return None
+
+
+def coerce_artifact_path(st, value, where):
+    value = coerce_nonempty_text(st, value, where)
+    if value is None:
+        return None
+    parts = value.replace("\\", "/").split("/")
+    if value.startswith(("/", "\\")) or ".." in parts or re.match(r"^[A-Za-z]:", value):
+        st.warn(where, "artifact path must stay inside the source root; skipped")
+        return None
+    return value
+
+
+def coerce_sha256(st, value, where):
+    if value is None:
+        return None
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{64}", value):
+        return value
+    st.warn(where, "sha256 must be 64 lowercase hex characters; omitted")
+    return None
+
+
+def truthy(value):
+    """JMESPath truthiness: false, null, and empty strings, arrays and objects are false."""
+    return not (value is None or value is False or value == "" or value == [] or value == {})
+
+
+def json_type(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def iterate(st, value, where):
+    """Elements to loop over: arrays as-is, null as nothing, anything else warned and skipped."""
+    if isinstance(value, list):
+        return value
+    if value is not None:
+        st.warn(where, f"expected an array to iterate, got {json_type(value)}; skipped")
+    return ()
+
+
+def compact_object(pairs):
+    """An object template: members whose value is null are dropped."""
+    return {k: v for k, v in pairs if v is not None}
+
+
+class SourceFile:
+    """One source trace, opened read-only, with bounded reads.
+
+    ``path`` must be a regular file inside ``root`` (default: its folder);
+    symlinks are resolved and must not lead outside the root.
+    """
+
+    def __init__(self, path, root=None, max_bytes=1 << 30, max_line_bytes=64 << 20):
+        real = os.path.realpath(path)
+        if os.path.isdir(real):
+            raise MappingError(f"source is a directory, not a file: {os.path.basename(path)}")
+        if not os.path.isfile(real):
+            raise MappingError(f"source not found or not a regular file: {os.path.basename(path)}")
+        self.root = os.path.realpath(root) if root else os.path.dirname(real)
+        if os.path.commonpath([self.root, real]) != self.root:
+            raise MappingError("source resolves outside its root (symlink escape)")
+        self.path = real
+        self.rel = os.path.relpath(real, self.root).replace(os.sep, "/")
+        self.name = os.path.basename(real)
+        self.stem = os.path.splitext(self.name)[0]
+        self.max_bytes = max_bytes
+        self.max_line_bytes = max_line_bytes
+        self.info = {"path": self.rel, "name": self.name, "stem": self.stem}
+
+    def document(self, st):
+        """Parse the whole file as one JSON document."""
+        size = os.path.getsize(self.path)
+        if size > self.max_bytes:
+            raise MappingError(f"source is {size} bytes; this adapter reads at most {self.max_bytes}")
+        with open(self.path, "rb") as fh:
+            data = fh.read(self.max_bytes + 1)
+        if not data.strip():
+            raise MappingError("source is empty")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise MappingError(f"invalid UTF-8 at byte {exc.start}") from None
+        return loads(st, text, "")
+
+    def lines(self, st, invalid="error"):
+        """Yield ``(line_number, value, location)`` per non-blank line, streaming."""
+        limit = self.max_line_bytes
+        offset = 0
+        number = 0
+        seen_data = False
+        with open(self.path, "rb") as fh:
+            while True:
+                raw = fh.readline(limit + 1)
+                if not raw:
+                    break
+                number += 1
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    raise MappingError(f"line {number}: longer than {limit} bytes")
+                length = len(raw)
+                body = raw[:-1] if raw.endswith(b"\n") else raw
+                if body.endswith(b"\r"):
+                    body = body[:-1]
+                start = offset
+                offset += length
+                if number == 1 and body.startswith(b"\xef\xbb\xbf"):
+                    body = body[3:]
+                    start += 3
+                if not body.strip():
+                    continue
+                try:
+                    text = body.decode("utf-8")
+                    value = loads(st, text, f"line {number}: ")
+                except (UnicodeDecodeError, MappingError) as exc:
+                    if invalid == "skip":
+                        st.warn("source", f"line {number}: not valid JSON; skipped")
+                        continue
+                    if isinstance(exc, UnicodeDecodeError):
+                        raise MappingError(f"line {number}: invalid UTF-8") from None
+                    raise
+                seen_data = True
+                yield number, value, {
+                    "path": self.rel,
+                    "line": number,
+                    "byte_offset": start,
+                    "byte_length": len(body),
+                }
+        if not seen_data:
+            raise MappingError("source is empty")
+
+    def sibling(self, st, candidates):
+        """The first existing JSON file among ``candidates`` next to the source, parsed."""
+        folder = os.path.dirname(self.path)
+        for template in candidates:
+            name = template.replace("{stem}", self.stem).replace("{name}", self.name)
+            path = os.path.realpath(os.path.join(folder, name))
+            if os.path.commonpath([self.root, path]) != self.root or not os.path.isfile(path):
+                continue
+            if os.path.getsize(path) > MAX_SIBLING_BYTES:
+                st.warn("source.siblings", f"{name} is too large; ignored")
+                return None
+            with open(path, "rb") as fh:
+                try:
+                    return loads(st, fh.read().decode("utf-8-sig"), f"{name}: ")
+                except (UnicodeDecodeError, MappingError):
+                    st.warn("source.siblings", f"{name} is not valid JSON; ignored")
+                    return None
+        return None
+
+
+def loads(st, text, where):
+    """json.loads that reports problems as MappingError and turns NaN/Infinity into null."""
+
+    def constant(name):
+        st.warn("source", f"{where}non-finite number {name} read as null")
+        return None
+
+    try:
+        return json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise MappingError(f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise MappingError(f"{where}JSON nested too deeply") from None
+    except ValueError as exc:
+        raise MappingError(f"{where}unreadable JSON value: {exc}") from None
+
+
+def has_path(value, keys):
+    for key in keys:
+        if not isinstance(value, dict):
+            return False
+        value = value.get(key)
+    return value is not None
+
+
+def missing_required(value, required):
+    """The first required field path absent from ``value``, or None."""
+    for keys in required:
+        if not has_path(value, keys):
+            return ".".join(keys)
+    return None
+
+
+def read_prefix(path, limit):
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    truncated = len(data) > limit
+    return data[:limit], truncated
+
+
+def parse_prefix(text):
+    """Parse a possibly truncated JSON text into what it holds so far.
+
+    Returns ``(value, complete)``. Containers cut off by the end of the text
+    are closed; a scalar or key cut off is dropped. Raises ValueError when the
+    text is not the beginning of a JSON document.
+    """
+    try:
+        return json.loads(text), True
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except json.JSONDecodeError:
+        pass
+    parser = _PrefixParser(text)
+    try:
+        value = parser.value(0)
+    except EOFError:
+        raise ValueError("no complete JSON value in the prefix") from None
+    if not parser.at_end():
+        raise ValueError("extra data after the JSON value")
+    return value, False
+
+
+class _PrefixParser:
+    """A small JSON reader that stops quietly at the end of its input."""
+
+    _scalar = re.compile(r'-?\d+(\.\d+)?([eE][+-]?\d+)?|true|false|null|"(?:[^"\\]|\\.)*"')
+
+    def __init__(self, text):
+        self.text = text
+        self.i = 0
+
+    def _ws(self):
+        while self.i < len(self.text) and self.text[self.i] in " \t\r\n":
+            self.i += 1
+
+    def at_end(self):
+        self._ws()
+        return self.i >= len(self.text)
+
+    def value(self, depth):
+        if depth > 200:
+            raise ValueError("nested too deeply")
+        self._ws()
+        if self.i >= len(self.text):
+            raise EOFError
+        ch = self.text[self.i]
+        if ch == "{":
+            return self._object(depth)
+        if ch == "[":
+            return self._array(depth)
+        m = self._scalar.match(self.text, self.i)
+        if not m:
+            rest = self.text[self.i :].rstrip()
+            if ch == '"' or any(word.startswith(rest) for word in ("true", "false", "null", "-")):
+                raise EOFError  # a scalar cut off by the end of the prefix
+            raise ValueError(f"unexpected {ch!r} at offset {self.i}")
+        self.i = m.end()
+        if self.i >= len(self.text) and m.group(0)[0] in "-0123456789":
+            raise EOFError  # a number may continue past the cut
+        return json.loads(m.group(0))
+
+    def _object(self, depth):
+        out = {}
+        self.i += 1
+        while True:
+            self._ws()
+            if self.i >= len(self.text):
+                return out
+            if self.text[self.i] == "}":
+                self.i += 1
+                return out
+            if self.text[self.i] == ",":
+                self.i += 1
+                continue
+            try:
+                key = self.value(depth + 1)
+            except EOFError:
+                return out
+            if not isinstance(key, str):
+                raise ValueError("object keys must be strings")
+            self._ws()
+            if self.i >= len(self.text):
+                return out
+            if self.text[self.i] != ":":
+                raise ValueError(f"expected ':' at offset {self.i}")
+            self.i += 1
+            try:
+                out[key] = self.value(depth + 1)
+            except EOFError:
+                return out
+
+    def _array(self, depth):
+        out = []
+        self.i += 1
+        while True:
+            self._ws()
+            if self.i >= len(self.text):
+                return out
+            if self.text[self.i] == "]":
+                self.i += 1
+                return out
+            if self.text[self.i] == ",":
+                self.i += 1
+                continue
+            try:
+                out.append(self.value(depth + 1))
+            except EOFError:
+                return out
+
+
+def probe_source(path, container, limit, max_lines, required, when, confidence, fmt, require_text):
+    """Answer an RLViz probe from a bounded prefix of ``path``."""
+    if os.path.isdir(path):
+        return {"supported": False, "confidence": 0.0, "reason": "source is a directory"}
+    data, truncated = read_prefix(path, limit)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data.strip():
+        return {"supported": False, "confidence": 0.0, "reason": "source is empty"}
+    text = data.decode("utf-8", "ignore" if truncated else "strict")
+    if container == "jsonl":
+        lines = text.split("\n")
+        if truncated and len(lines) > 1:
+            lines = lines[:-1]  # the last line may be cut off
+        values = []
+        for line in lines:
+            if len(values) >= max_lines:
+                break
+            if not line.strip():
+                continue
+            try:
+                values.append(json.loads(line))
+            except (ValueError, RecursionError):
+                return {"supported": False, "confidence": 0.0, "reason": f"line {len(values) + 1} is not JSON"}
+        if not values:
+            return {"supported": False, "confidence": 0.0, "reason": "no complete JSON line in the probed prefix"}
+    else:
+        try:
+            value, _ = parse_prefix(text)
+        except (ValueError, RecursionError):
+            return {"supported": False, "confidence": 0.0, "reason": "not a JSON document"}
+        values = [value]
+    for value in values:
+        missing = missing_required(value, required)
+        if missing is not None:
+            return {"supported": False, "confidence": 0.0, "reason": f"missing field {missing}"}
+        if when is not None:
+            try:
+                ok = when(value)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                return {"supported": False, "confidence": 0.0, "reason": "probe condition does not hold"}
+    what = ", ".join(require_text) if require_text else "the probe condition"
+    unit = f"{len(values)} line(s)" if container == "jsonl" else "the document"
+    return {"supported": True, "confidence": confidence, "format": fmt, "reason": f"{unit}: found {what}"}
+
+
+def warn_stderr(st):
+    """Write the kept warning messages to stderr (never stdout)."""
+    for message in st.messages:
+        sys.stderr.write(f"warning: {message}\n")
+    if st.warnings > len(st.messages):
+        sys.stderr.write(f"warning: ... and {st.warnings - len(st.messages)} more\n")
+
+
+def encode_record(encode, ascii_encode, record):
+    """One canonical line as UTF-8; strings that cannot be UTF-8 are written escaped."""
+    try:
+        return encode(record).encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
+        return ascii_encode(record).encode("ascii")
+
+
+def write_canonical(map_source, src, out, st=None):
+    """Map ``src`` and write canonical NDJSON to the binary stream ``out``.
+
+    The ``complete`` record is written last, and only when mapping finished:
+    a stream cut short by an error never looks complete.
+    """
+    st = st if st is not None else MapState()
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    ascii_encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+    chunk = []
+    count = 0
+
+    def emit(record):
+        nonlocal count
+        chunk.append(encode_record(encode, ascii_encode, record))
+        count += 1
+        if len(chunk) >= 256:
+            out.write(b"\n".join(chunk) + b"\n")
+            chunk.clear()
+
+    map_source(src, st, emit)
+    chunk.append(encode_record(encode, ascii_encode, {"record_type": "complete", "records": count, "warnings": st.warnings}))
+    out.write(b"\n".join(chunk) + b"\n")
+    out.flush()
+    return st
+
+
+def collect_records(map_source, src, semantics=True):
+    """Map ``src`` into a list of records (small traces: RELAI runs, cap-evolve rollouts)."""
+    st = MapState(semantics)
+    records = []
+    map_source(src, st, records.append)
+    return records, st
+
+
+def one_line(exc):
+    """A one-line diagnostic for any failure while mapping."""
+    if isinstance(exc, MappingError):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "the source is nested too deeply"
+    if isinstance(exc, MemoryError):
+        return "out of memory while mapping the source"
+    if isinstance(exc, OSError):
+        return f"cannot read the source: {exc.strerror or exc}"
+    if isinstance(exc, ValueError) and "JSON compliant" in str(exc):
+        return "the source holds a number too large for JSON output"
+    text = " ".join(str(exc).split())
+    return f"internal error ({type(exc).__name__}): {text}"[:500]

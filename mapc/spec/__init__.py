@@ -1,0 +1,47 @@
+"""Spec front end: YAML with positions -> JSON Schema pass -> semantic pass -> IR."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mapc.diagnostics import Diagnostics
+from mapc.spec import ir
+from mapc.spec.loader import LoadedSpec, load_file, load_text
+from mapc.spec.schema_check import check_schema
+from mapc.spec.semantic import Builder
+
+__all__ = ["load_spec", "load_spec_text", "ir", "LoadedSpec"]
+
+
+def _compile(loaded: LoadedSpec, diags: Diagnostics, base_dir: Path) -> ir.Spec | None:
+    if loaded.data is None or not diags.ok:
+        return None
+    diags.extend(check_schema(loaded))
+    if not diags.ok:
+        return None
+    builder = Builder(loaded, base_dir)
+    spec = builder.build()
+    diags.extend(builder.diags)
+    return spec if diags.ok else None
+
+
+def load_spec(path: str | Path) -> tuple[ir.Spec | None, Diagnostics]:
+    """Load, validate and lower a spec file. The spec is None when there are errors."""
+    loaded, found = load_file(path)
+    diags = Diagnostics()
+    diags.extend(found)
+    if loaded.data is not None and diags.ok:
+        from mapc.spec.compose import resolve_extends  # composition of library specs
+
+        loaded = resolve_extends(loaded, diags)
+    spec = _compile(loaded, diags, Path(path).resolve().parent)
+    return spec, diags
+
+
+def load_spec_text(text: str, file: str = "<spec>", base_dir: str | Path = ".") -> tuple[ir.Spec | None, Diagnostics]:
+    """Same as :func:`load_spec` for text already in memory (tests, fuzzing)."""
+    loaded, found = load_text(text, file)
+    diags = Diagnostics()
+    diags.extend(found)
+    spec = _compile(loaded, diags, Path(base_dir).resolve())
+    return spec, diags

@@ -1,0 +1,527 @@
+"""The JSON Schema of a mapc spec (format version 1).
+
+Built in Python so shared pieces are written once; ``mapc schema`` prints it
+and editors running yaml-language-server use it to complete and check specs.
+The schema is the first validation layer; everything it cannot say (expression
+syntax, variables in scope, host naming rules, ranges) is checked by
+``mapc.spec.semantic``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+SCHEMA_ID = "https://mapc.dev/schemas/spec-v1.json"
+
+EVENT_KINDS = [
+    "message",
+    "generation",
+    "tool",
+    "environment_action",
+    "observation",
+    "state",
+    "reward",
+    "grader",
+    "artifact",
+    "error",
+    "log",
+]
+TRAJECTORY_STATUSES = ["running", "completed", "failed", "cancelled"]
+TARGETS = ["rlviz", "relai", "cap-evolve"]
+
+NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+SEMVER_PATTERN = (
+    r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+    r"(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
+)
+VARIABLE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _expr(description: str) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "description": description}
+
+
+def _value(description: str) -> dict[str, Any]:
+    # A value template: a string is a JMESPath expression, a mapping builds an
+    # object (null members dropped), a list builds an array, other scalars are
+    # literals. Anything is structurally valid; the semantic layer compiles it.
+    return {"description": description}
+
+
+def _obj(properties: dict[str, Any], *, required: list[str] | None = None, description: str = "") -> dict:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _loop_props() -> dict[str, Any]:
+    return {
+        "each": {"$ref": "#/$defs/each"},
+        "as": {
+            "type": "string",
+            "pattern": VARIABLE_PATTERN,
+            "description": "Bind the current element to $<as> (and its index to $<as>_index).",
+        },
+        "where": _expr("Keep only elements for which this expression is truthy."),
+        "let": {"$ref": "#/$defs/let"},
+        "ordinal_by": _expr(
+            "Bind $ordinal: how many earlier elements at this level had the same value "
+            "of this expression (0 for the first)."
+        ),
+    }
+
+
+def build_schema() -> dict[str, Any]:
+    signal_obj = _obj(
+        {
+            "name": _value("Signal name (expression, or a literal with `'quotes'`)."),
+            "value": _value("Signal value: number, string or boolean; null skips the signal."),
+            "unit": _value("Optional unit, e.g. 'tokens', 'usd', 'points'."),
+            "metadata": _value("Optional metadata object."),
+            "each": {"$ref": "#/$defs/each"},
+            "as": {"type": "string", "pattern": VARIABLE_PATTERN},
+            "when": _expr("Emit the signal only when this is truthy."),
+        },
+        required=["value"],
+        description="One signal, or one per element when `each` is given.",
+    )
+    signals = {
+        "description": (
+            "Signals (rewards, grades, pass/fail, cost, tokens, latency). A mapping "
+            "`name: value` for the common case, or a list of signal objects."
+        ),
+        "anyOf": [
+            {"type": "object", "additionalProperties": {"$ref": "#/$defs/signal_value"}},
+            {"type": "array", "items": {"$ref": "#/$defs/signal"}},
+        ],
+    }
+    artifact = _obj(
+        {
+            "name": _value("Artifact name."),
+            "media_type": _value("Media type, e.g. 'text/x-diff'."),
+            "text": _value("Inline text content."),
+            "json": _value("Inline JSON content."),
+            "path": _value("Source-relative path (never absolute, never `..`)."),
+            "sha256": _value("Optional SHA-256 of the content (64 lowercase hex)."),
+            "metadata": _value("Optional metadata object."),
+            "each": {"$ref": "#/$defs/each"},
+            "as": {"type": "string", "pattern": VARIABLE_PATTERN},
+            "when": _expr("Emit the artifact only when this is truthy."),
+        },
+        required=["media_type"],
+        description="An artifact: exactly one of text, json or path.",
+    )
+    semantic_fields = {
+        "role": _value("Message role (system, user, assistant, tool, ...)."),
+        "content": _value("Message text or content parts."),
+        "reasoning": _value("Reasoning text of an agent turn."),
+        "model": _value("Model that produced this turn."),
+        "tool_calls": _value(
+            "Array of tool calls, each an object {id, name, arguments}; e.g. "
+            "\"tool_calls[].{id: id, name: function.name, arguments: parse_json(function.arguments)}\"."
+        ),
+        "tool_call_id": _value("For a tool result: the id of the call it answers."),
+        "tool_name": _value("For a single tool call event: the tool's name."),
+        "arguments": _value("For a single tool call event: its arguments object."),
+        "result": _value("For a tool event: its result/output."),
+    }
+    canonical_event_fields = {
+        "id": _value("Native event id; null falls back to a derived stable id."),
+        "timestamp": _value("RFC 3339 timestamp (use iso8601() to convert epochs)."),
+        "parent": _value("parent_id: `previous` chains to the previous event; else an expression."),
+        "input": _value("Canonical `input` (overrides the layout derived from role/content/...)."),
+        "output": _value("Canonical `output` (overrides the derived layout)."),
+        "data": _value("Canonical `data`."),
+        "metadata": _value("Canonical `metadata` object."),
+        "context": _value("Canonical `context` object (see the RLViz schema)."),
+        "alignment_key": _value("alignment_key (only when the source gives it real meaning)."),
+        "state_hash": _value("state_hash."),
+        "branch_id": _value("branch_id."),
+        "raw": {"type": "boolean", "description": "Copy the source element into `raw`."},
+        "signals": signals,
+        "artifacts": {"type": "array", "items": {"$ref": "#/$defs/artifact"}},
+    }
+    rule = _obj(
+        {
+            "when": _expr("Condition; the first rule whose condition holds maps the element."),
+            "kind": {"enum": EVENT_KINDS, "description": "Canonical event kind."},
+            "skip": {"type": "boolean", "description": "Drop matching elements (no event)."},
+            "emit": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"$ref": "#/$defs/emit"},
+                "description": "Several events from one element, in order.",
+            },
+            **semantic_fields,
+            **canonical_event_fields,
+        },
+        description="A mapping rule: `when` + `kind` + fields, or `skip: true`, or `emit: [...]`.",
+    )
+    emit = _obj(
+        {
+            "when": _expr("Emit this event only when this is truthy."),
+            "kind": {"enum": EVENT_KINDS},
+            **semantic_fields,
+            **canonical_event_fields,
+        },
+        required=["kind"],
+    )
+    level_common = {
+        **_loop_props(),
+        "id": _value("Record id: a native id expression; null or absent derives a stable id."),
+        "name": _value("Display name."),
+        "metadata": _value("Metadata object."),
+    }
+    events = _obj(
+        {
+            **_loop_props(),
+            "parent": _value("Default parent for all rules: `previous`, or an expression."),
+            "raw": {"type": "boolean", "description": "Copy source elements into `raw`."},
+            "rules": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/rule"}},
+            # single-rule shorthand: the rule fields directly on `events`
+            "when": _expr("Shorthand single rule: condition."),
+            "kind": {"enum": EVENT_KINDS},
+            "skip": {"type": "boolean"},
+            "emit": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/emit"}},
+            **semantic_fields,
+            **{k: v for k, v in canonical_event_fields.items() if k not in ("parent", "raw")},
+        },
+        description=(
+            "Events of each trajectory: iterate `each`, map every element with the first "
+            "matching rule. Without `rules`, the fields here form one rule."
+        ),
+    )
+    probe = _obj(
+        {
+            "bytes": {
+                "type": "integer",
+                "minimum": 64,
+                "maximum": 16777216,
+                "description": "Read at most this many bytes (default 65536).",
+            },
+            "lines": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1000,
+                "description": "jsonl: look at most at this many lines (default 8).",
+            },
+            "require": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "description": "Field paths that must be present (non-null), e.g. `eval.task`.",
+            },
+            "when": _expr("Expression that must be truthy on the document (json) or each line (jsonl)."),
+            "confidence": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "Confidence reported when the probe matches (default 0.9).",
+            },
+        },
+        description="Bounded recognition rules for `probe`.",
+    )
+    source = _obj(
+        {
+            "format": {
+                "type": "string",
+                "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
+                "description": "Format id this adapter reports, e.g. `inspect-ai-eval-log`.",
+            },
+            "container": {
+                "enum": ["json", "jsonl"],
+                "description": "`json`: one document; `jsonl`: one JSON value per line, streamed.",
+            },
+            "probe": probe,
+            "max_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "json: refuse documents larger than this (default 1 GiB).",
+            },
+            "max_line_bytes": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "jsonl: refuse lines longer than this (default 64 MiB).",
+            },
+            "invalid_lines": {
+                "enum": ["error", "skip"],
+                "description": "jsonl: an undecodable line is an `error` (default) or skipped with a warning.",
+            },
+            "siblings": {
+                "type": "object",
+                "propertyNames": {"pattern": VARIABLE_PATTERN},
+                "additionalProperties": {"$ref": "#/$defs/sibling"},
+                "description": "JSON files next to the source, available as $siblings.<name>.",
+            },
+        },
+        required=["format", "container"],
+    )
+    sibling = {
+        "description": (
+            "A sibling file name, or a list of candidates (first existing wins). "
+            "`{stem}` is the source name without its last extension; `{name}` the full name."
+        ),
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+        ],
+    }
+    records = _obj(
+        {
+            "run": _obj({**level_common, "started_at": _value("RFC 3339 start time.")}),
+            "case": _obj({**level_common, "input": _value("The case input (any JSON).")}),
+            "group": _obj(level_common),
+            "trajectory": _obj(
+                {
+                    **level_common,
+                    "status": _value("One of running, completed, failed, cancelled."),
+                    "termination": _value("Why the trajectory ended (string)."),
+                    "parent": _value("parent_id: id of an earlier trajectory in the same group."),
+                    "branch_id": _value("branch_id."),
+                    "final_output": _value("The agent's final answer (RELAI final_output, Rollout.output)."),
+                    "signals": signals,
+                    "artifacts": {"type": "array", "items": {"$ref": "#/$defs/artifact"}},
+                }
+            ),
+            "events": events,
+        },
+        description="How source values become canonical records: run > case > group > trajectory > events.",
+    )
+    feedback_rule = _obj(
+        {"when": _expr("Use this text when truthy."), "text": {"type": "string", "minLength": 1}},
+        required=["text"],
+    )
+    evaluator = _obj(
+        {
+            "id": {"type": "string", "minLength": 1, "description": "Evaluator id (unique)."},
+            "description": {"type": "string", "minLength": 1, "description": "What it checks."},
+            "range": {
+                "type": "array",
+                "items": {"type": "number"},
+                "minItems": 2,
+                "maxItems": 2,
+                "description": "[min, max] score range (default [0, 1]).",
+            },
+            "score": _expr("Score expression over the evaluation scope (signals, output, events, task)."),
+            "feedback": {
+                "description": "Feedback template (`{expr}` placeholders), or a list of {when, text}.",
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "minItems": 1, "items": feedback_rule},
+                ],
+            },
+            "primary": {"type": "boolean", "description": "The headline evaluator."},
+            "direction": {"enum": ["higher", "lower"], "description": "Which way is better (default higher)."},
+            "weight": {"type": "number", "minimum": 0, "description": "Weight for `reward.combine: weighted`."},
+        },
+        required=["id", "description", "score"],
+    )
+    task_item = _obj(
+        {
+            "id": {"type": ["string", "integer"], "description": "Task id."},
+            "description": {"type": "string"},
+            "input": {"description": "Task input (any JSON)."},
+            "target": {"description": "Gold answer; never shown in feedback."},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "split": {"enum": ["train", "val", "test"]},
+            "metadata": {"type": "object"},
+        },
+        required=["id"],
+    )
+    tasks = {
+        "description": "Tasks: an inline list, or {items|from, field expressions, suite_tags}.",
+        "anyOf": [
+            {"type": "array", "minItems": 1, "items": task_item},
+            _obj(
+                {
+                    "items": {"type": "array", "minItems": 1, "items": task_item},
+                    "from": {"type": "string", "minLength": 1, "description": "tasks file (.json array or .jsonl), relative to the spec"},
+                    "id": _expr("Task id expression per item (default `id`)."),
+                    "input": _expr("Input expression (default `input`)."),
+                    "target": _expr("Target expression (default `target`)."),
+                    "tags": _expr("Tags expression: array of strings (default `tags`)."),
+                    "description": _expr("Description expression (default `description`)."),
+                    "split": _expr("Split expression: train, val or test (default `split`)."),
+                    "metadata": _expr("Metadata expression (default `metadata`)."),
+                    "suite_tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Shared tags added to every task.",
+                    },
+                }
+            ),
+        ],
+    }
+    argv = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+    agent = _obj(
+        {
+            "command": {
+                **argv,
+                "description": "argv run per task (no shell). Placeholders: {task_id} {seed} {candidate} {trace} {input_file} {project_root}.",
+            },
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds (default 600)."},
+            "trace": {"type": "string", "minLength": 1, "description": "Where the run leaves its trace (path template, relative to the project root)."},
+            "replay": {"type": "string", "minLength": 1, "description": "A recorded trace per task (path template) instead of running a command."},
+            "env": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Extra environment variables (values may use placeholders).",
+            },
+            "seed_env": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$", "description": "Also pass the seed in this environment variable."},
+            "prepare": {**argv, "description": "RELAI: argv run once before the tasks."},
+            "requires": _obj(
+                {
+                    "env": {
+                        "type": "array",
+                        "items": _obj(
+                            {
+                                "name": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+                                "required": {"type": "boolean"},
+                                "sensitive": {"type": "boolean"},
+                                "reason": {"type": "string", "minLength": 1},
+                            },
+                            required=["name", "reason"],
+                        ),
+                    },
+                    "files": {
+                        "type": "array",
+                        "items": _obj(
+                            {
+                                "path_env": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+                                "required": {"type": "boolean"},
+                                "reason": {"type": "string", "minLength": 1},
+                            },
+                            required=["path_env", "reason"],
+                        ),
+                    },
+                }
+            ),
+        },
+        description="How a task is run: `command` + `trace`, or `replay` of a recorded trace.",
+    )
+    fixture = {
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            _obj(
+                {
+                    "path": {"type": "string", "minLength": 1},
+                    "min_records": {"type": "integer", "minimum": 1},
+                },
+                required=["path"],
+            ),
+        ]
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "mapc spec",
+        "description": "One mapping spec: source trace format -> canonical records and evaluators.",
+        "type": "object",
+        "required": ["mapc", "name", "source"],
+        "additionalProperties": False,
+        "properties": {
+            "$schema": {"type": "string"},
+            "mapc": {"const": 1, "description": "Spec format version (1)."},
+            "name": {
+                "type": "string",
+                "pattern": NAME_PATTERN,
+                "description": "Adapter name: lowercase a-z, 0-9, `-`, `_`; starts with a letter or digit.",
+            },
+            "version": {"type": "string", "pattern": SEMVER_PATTERN, "description": "Semver, e.g. 0.1.0."},
+            "description": {"type": "string", "description": "One or two sentences for reviewers."},
+            "extends": {"type": "string", "minLength": 1, "description": "A library spec name or a path to a spec to build on."},
+            "source": source,
+            "tables": {
+                "type": "object",
+                "propertyNames": {"pattern": VARIABLE_PATTERN},
+                "additionalProperties": {"type": "object"},
+                "description": "Lookup tables, available as $tables.<name>.",
+            },
+            "records": records,
+            "evaluators": {"type": "array", "items": evaluator},
+            "reward": _obj(
+                {
+                    "combine": {"enum": ["mean", "primary", "min", "weighted"], "description": "How normalized evaluator scores combine (default mean)."},
+                },
+                description="cap-evolve: how evaluators combine into one reward in [0, 1].",
+            ),
+            "usage": _obj(
+                {
+                    "cost_usd": _expr("Cost in USD over the evaluation scope, e.g. signals.cost_usd."),
+                    "tokens": _expr("Token count over the evaluation scope, e.g. signals.total_tokens."),
+                },
+                description="Where cost and tokens come from (cap-evolve Rollout).",
+            ),
+            "tasks": tasks,
+            "agent": agent,
+            "fixtures": {"type": "array", "items": fixture, "description": "Small sample traces (relative to the spec) used to test the adapter."},
+            "targets": _obj(
+                {
+                    "rlviz": _obj({"raw": {"type": "boolean", "description": "Copy source elements into every event's `raw`."}}),
+                    "relai": _obj({"task_tag_prefix": {"type": "string", "description": "Prefix of each task-specific tag."}}),
+                    "cap-evolve": _obj({}),
+                },
+                description="Per-target options.",
+            ),
+        },
+        "$defs": {
+            "each": {
+                "description": "Iterate: an expression giving an array, or a list of nested loops [{each, as}].",
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": _obj(
+                            {
+                                "each": {"type": "string", "minLength": 1},
+                                "as": {"type": "string", "pattern": VARIABLE_PATTERN},
+                            },
+                            required=["each"],
+                        ),
+                    },
+                ],
+            },
+            "let": {
+                "type": "object",
+                "propertyNames": {"pattern": VARIABLE_PATTERN},
+                "additionalProperties": _value("Expression bound to $<name> for this level and below."),
+                "description": "Variables computed once per element of this level.",
+            },
+            "signal_value": {
+                "description": "A value expression, or {value, unit, metadata, when}.",
+                "anyOf": [
+                    {"type": ["string", "number", "boolean"]},
+                    _obj(
+                        {
+                            "value": _value("Signal value."),
+                            "unit": _value("Unit."),
+                            "metadata": _value("Metadata."),
+                            "when": _expr("Condition."),
+                        },
+                        required=["value"],
+                    ),
+                ],
+            },
+            "signal": signal_obj,
+            "artifact": artifact,
+            "rule": rule,
+            "emit": emit,
+            "sibling": sibling,
+        },
+    }
+
+
+SCHEMA = build_schema()
+
+
+def schema_json() -> str:
+    """The schema as pretty, stable JSON text."""
+    return json.dumps(SCHEMA, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,173 @@
+"""First validation layer: the JSON Schema, with messages written for people.
+
+jsonschema's own messages describe the schema ("... is not valid under any of
+the given schemas"); users need to hear about their spec. Each validator
+keyword is translated into one diagnostic with a stable code, pointed at the
+offending key or value, with a did-you-mean where a name was mistyped.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from mapc.diagnostics import Diagnostic
+from mapc.spec.loader import LoadedSpec
+from mapc.spec.schema import NAME_PATTERN, SCHEMA, SEMVER_PATTERN, VARIABLE_PATTERN
+
+_VALIDATOR = Draft202012Validator(SCHEMA)
+
+_JSON_TYPES = {
+    dict: "a mapping",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    type(None): "null",
+}
+
+_PATTERN_TEXT = {
+    NAME_PATTERN: (
+        "must be 1-64 characters of lowercase a-z, 0-9, `-` or `_`, starting with a letter or digit",
+        "RLViz plugin names and RELAI adapter names share this rule; e.g. `my-agent`",
+    ),
+    SEMVER_PATTERN: ("must be a semantic version such as 0.1.0", None),
+    VARIABLE_PATTERN: ("must be an identifier (letters, digits, `_`; not starting with a digit)", None),
+}
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean 'x'?`` for the closest candidate, if one is close."""
+    match = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean {match[0]!r}?" if match else None
+
+
+def _describe(value: Any) -> str:
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _type_names(schema_type: Any) -> str:
+    names = {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "a boolean",
+        "null": "null",
+    }
+    types = schema_type if isinstance(schema_type, list) else [schema_type]
+    return " or ".join(names.get(t, t) for t in types)
+
+
+def _branch_type_matches(branch: dict, value: Any) -> bool:
+    t = branch.get("type")
+    if t is None:
+        return True
+    types = t if isinstance(t, list) else [t]
+    checks = {
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+    }
+    return any(checks[x](value) for x in types if x in checks)
+
+
+def _resolve(schema: dict) -> dict:
+    ref = schema.get("$ref")
+    if ref and ref.startswith("#/$defs/"):
+        return SCHEMA["$defs"][ref.split("/")[-1]]
+    return schema
+
+
+def _translate(err: ValidationError, spec: LoadedSpec) -> list[Diagnostic]:
+    path = tuple(err.absolute_path)
+    kw = err.validator
+    inst = err.instance
+    schema = err.schema
+    if kw == "additionalProperties":
+        allowed = list(schema.get("properties", {}))
+        out = []
+        for key in inst:
+            if key in allowed:
+                continue
+            hint = suggest(key, allowed)
+            if hint is None and allowed:
+                hint = "allowed keys here: " + ", ".join(allowed)
+            out.append(spec.diag("unknown_key", path + (key,), f"unknown key {key!r}", hint=hint, key=True))
+        return out
+    if kw == "required":
+        missing = [k for k in err.validator_value if k not in inst]
+        return [
+            spec.diag("missing_key", path, f"missing required key {k!r}", key=bool(path))
+            for k in missing
+        ]
+    if kw == "type":
+        hint = None
+        if isinstance(inst, float) and "string" in str(err.validator_value):
+            hint = f'quote it: "{inst}" (YAML reads unquoted 1.0 as a number)'
+        elif isinstance(inst, bool) and "string" in str(err.validator_value):
+            hint = "YAML reads yes/no/on/off/true/false as booleans; quote the value"
+        return [spec.diag("wrong_type", path,
+                          f"expected {_type_names(err.validator_value)}, got {_describe(inst)}", hint=hint)]
+    if kw == "enum":
+        options = [str(o) for o in err.validator_value]
+        hint = suggest(str(inst), options) if isinstance(inst, str) else None
+        return [spec.diag("invalid_value", path,
+                          f"{inst!r} is not one of: " + ", ".join(options), hint=hint)]
+    if kw == "const":
+        return [spec.diag("invalid_value", path, f"must be {err.validator_value!r}, got {inst!r}",
+                          hint=f"set it to {err.validator_value!r}")]
+    if kw == "pattern":
+        text, hint = _PATTERN_TEXT.get(err.validator_value, (f"must match {err.validator_value}", None))
+        code = "invalid_name" if err.validator_value == NAME_PATTERN else "invalid_value"
+        return [spec.diag(code, path, f"{inst!r} {text}", hint=hint)]
+    if kw == "propertyNames":
+        bad = err.instance
+        return [spec.diag("invalid_name", path, f"{bad!r} is not a valid name here", key=True,
+                          hint="names must be identifiers: letters, digits, `_`, not starting with a digit")]
+    if kw in ("minLength",):
+        return [spec.diag("empty_value", path, "must not be empty")]
+    if kw in ("minItems",):
+        return [spec.diag("empty_value", path, f"needs at least {err.validator_value} item(s)")]
+    if kw in ("maxItems",):
+        return [spec.diag("invalid_value", path, f"allows at most {err.validator_value} item(s)")]
+    if kw in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        rel = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[kw]
+        return [spec.diag("out_of_range", path, f"must be {rel} {err.validator_value}, got {inst!r}")]
+    if kw in ("anyOf", "oneOf"):
+        branches = [_resolve(b) for b in err.validator_value]
+        matching = [i for i, b in enumerate(branches) if _branch_type_matches(b, inst)]
+        if len(matching) == 1:
+            idx = matching[0]
+            sub = [e for e in (err.context or []) if e.relative_schema_path and e.relative_schema_path[0] == idx]
+            out: list[Diagnostic] = []
+            for e in sub:
+                out.extend(_translate(e, spec))
+            if out:
+                return out
+        expected = " or ".join(_type_names(b.get("type", "object")) for b in branches)
+        desc = schema.get("description")
+        return [spec.diag("wrong_type", path, f"expected {expected}, got {_describe(inst)}", hint=desc)]
+    return [spec.diag("invalid_value", path, err.message)]
+
+
+def check_schema(spec: LoadedSpec) -> list[Diagnostic]:
+    """Validate ``spec.data`` against the spec schema; [] when it conforms."""
+    out: list[Diagnostic] = []
+    if not isinstance(spec.data, dict):
+        return [spec.diag("wrong_type", (), f"a spec is a mapping of keys, got {_describe(spec.data)}",
+                          hint="start with `mapc: 1`, `name:` and `source:`")]
+    for err in sorted(_VALIDATOR.iter_errors(spec.data), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
+        for d in _translate(err, spec):
+            if d not in out:
+                out.append(d)
+    return out

@@ -1,0 +1,846 @@
+"""Second validation layer: meaning. Builds the IR while collecting problems.
+
+Runs only on data that passed the JSON Schema, so shapes are known here; what
+is checked is what a schema cannot say: expressions compile (errors pointed at
+the column inside the expression), variables are in scope, ids are unique,
+ranges make sense, names follow each host's rules, placeholders exist, files
+referenced by the spec exist, and rules are reachable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import string
+from pathlib import Path
+from typing import Any
+
+from mapc.diagnostics import Diagnostic
+from mapc.expressions import ExpressionError, compile_expression
+from mapc.spec import ir
+from mapc.spec.loader import LoadedSpec
+from mapc.spec.schema_check import suggest
+
+LEVELS = ("run", "case", "group", "trajectory")
+#: Variables every records expression may use.
+BASE_VARIABLES = frozenset({"source", "tables", "siblings", "root"})
+RESERVED = frozenset(
+    BASE_VARIABLES
+    | set(LEVELS)
+    | {"event", "index", "ordinal", "task", "score", "signals", "output", "events"}
+)
+PLACEHOLDERS = ("task_id", "seed", "candidate", "trace", "input_file", "project_root")
+_EXPR_CODES = {
+    "syntax": "expression_syntax",
+    "unknown-function": "unknown_function",
+    "unknown-variable": "unknown_variable",
+    "invalid-arity": "invalid_arity",
+    "invalid-type": "invalid_argument",
+    "invalid-value": "invalid_argument",
+}
+# RELAI naming rules (contracts/relai.md)
+_TAG_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def task_id_problem(task_id: str) -> str | None:
+    """Why a task id breaks RELAI's rules, or None when it is fine."""
+    if not task_id:
+        return "must not be empty"
+    if task_id == "*":
+        return "must not be exactly `*` (that selects every task)"
+    if task_id.startswith("/"):
+        return "must not be absolute"
+    if "::" in task_id:
+        return "must not contain `::` (it separates adapter and task in selectors)"
+    if "," in task_id:
+        return "must not contain a comma"
+    if "\\" in task_id:
+        return "must not contain a backslash"
+    if _CONTROL_RE.search(task_id):
+        return "must not contain control characters"
+    for seg in task_id.split("/"):
+        if seg in ("", ".", ".."):
+            return "must not have empty, `.` or `..` path segments"
+    return None
+
+
+def tag_problem(tag: str) -> str | None:
+    if not _TAG_RE.match(tag or ""):
+        return "tags use ASCII letters, digits, `.`, `_` and `-` only"
+    if tag in (".", ".."):
+        return "a tag must not be `.` or `..`"
+    return None
+
+
+def _digest(data: Any, extra_files: list[Path]) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+    for f in extra_files:
+        try:
+            h.update(b"\0" + f.name.encode() + b"\0" + hashlib.sha256(f.read_bytes()).hexdigest().encode())
+        except OSError:
+            pass
+    return h.hexdigest()
+
+
+class Builder:
+    """Turns schema-valid spec data into :class:`ir.Spec`, collecting diagnostics."""
+
+    def __init__(self, spec: LoadedSpec, base_dir: Path):
+        self.spec = spec
+        self.base_dir = base_dir
+        self.diags: list[Diagnostic] = []
+        self.bound: dict[str, tuple] = {}  # user variable name -> path where bound
+        self.referenced_files: list[Path] = []
+
+    # -- helpers -----------------------------------------------------------
+    def error(self, code: str, path: tuple, message: str, *, hint: str | None = None,
+              key: bool = False, severity: str = "error") -> None:
+        self.diags.append(self.spec.diag(code, path, message, hint=hint, key=key, severity=severity))
+
+    def expr(self, text: str, path: tuple, variables, *, offset: int = 0, raw_path: tuple | None = None) -> ir.Expr | None:
+        """Compile one expression; ``offset`` locates it inside a larger string (templates)."""
+        where = raw_path or path
+        try:
+            compiled = compile_expression(text, variables=frozenset(variables))
+        except ExpressionError as exc:
+            mark = self.spec.expression_mark(where, offset + max(exc.column or 0, 0))
+            self.diags.append(
+                self.spec.diag(_EXPR_CODES.get(exc.kind, "expression_error"), path, exc.message,
+                               hint=exc.hint, mark=mark)
+            )
+            return None
+        mark = self.spec.mark(where)
+        return ir.Expr(text=text, path=path, compiled=compiled, line=mark.line, file=mark.file)
+
+    def value(self, data: Any, path: tuple, variables) -> ir.Value | None:
+        if isinstance(data, str):
+            return self.expr(data, path, variables)
+        if isinstance(data, dict):
+            items = []
+            for k, v in data.items():
+                val = self.value(v, path + (k,), variables)
+                if val is not None:
+                    items.append((k, val))
+            return ir.ObjectTemplate(tuple(items), path)
+        if isinstance(data, list):
+            vals = [self.value(v, path + (i,), variables) for i, v in enumerate(data)]
+            return ir.ArrayTemplate(tuple(v for v in vals if v is not None), path)
+        if isinstance(data, float) and not math.isfinite(data):
+            self.error("invalid_value", path, "non-finite numbers cannot appear in JSON output")
+            return None
+        return ir.Literal(data, path)
+
+    def bind(self, name: str, path: tuple, variables: set) -> None:
+        if name in RESERVED:
+            self.error("reserved_name", path, f"${name} is a built-in variable and cannot be rebound",
+                       hint=f"pick another name, e.g. {name}_item")
+            return
+        if name in self.bound:
+            first = self.spec.mark(self.bound[name])
+            self.error("duplicate_name", path, f"${name} is already bound (line {first.line})",
+                       hint="give each `as`/`let` name its own identifier")
+            return
+        self.bound[name] = path
+        variables.add(name)
+
+    # -- records -----------------------------------------------------------
+    def loops(self, data: Any, path: tuple, variables: set) -> tuple[ir.Loop, ...]:
+        if data is None:
+            return ()
+        items = [{"each": data}] if isinstance(data, str) else data
+        out = []
+        for i, item in enumerate(items):
+            lpath = path if isinstance(data, str) else path + (i,)
+            epath = lpath if isinstance(data, str) else lpath + ("each",)
+            e = self.expr(item["each"], epath, variables)
+            name = item.get("as")
+            if name:
+                self.bind(name, lpath + ("as",), variables)
+                variables.add(f"{name}_index")
+            variables.add("index")
+            if e is not None:
+                out.append(ir.Loop(e, name, lpath))
+        return tuple(out)
+
+    def scope(self, data: dict, path: tuple, variables: set) -> ir.Scope:
+        loops = self.loops(data.get("each"), path + ("each",), variables)
+        if data.get("as") and isinstance(data.get("each"), str):
+            name = data["as"]
+            self.bind(name, path + ("as",), variables)
+            variables.add(f"{name}_index")
+            loops = tuple(ir.Loop(lp.each, name, lp.path) for lp in loops)
+        elif data.get("as"):
+            self.error("invalid_value", path + ("as",), "`as` needs a single `each` expression",
+                       hint="with a list of loops, put `as` inside each loop")
+        where = self.expr(data["where"], path + ("where",), variables) if "where" in data else None
+        lets = []
+        for name, val in (data.get("let") or {}).items():
+            v = self.value(val, path + ("let", name), variables)
+            self.bind(name, path + ("let", name), variables)
+            if v is not None:
+                lets.append((name, v))
+        ordinal = None
+        if "ordinal_by" in data:
+            ordinal = self.expr(data["ordinal_by"], path + ("ordinal_by",), variables)
+            variables.add("ordinal")
+        return ir.Scope(loops, where, tuple(lets), ordinal)
+
+    def signals(self, data: Any, path: tuple, variables: set) -> tuple[ir.SignalSpec, ...]:
+        if data is None:
+            return ()
+        out = []
+        if isinstance(data, dict):
+            for name, spec in data.items():
+                spath = path + (name,)
+                if isinstance(spec, dict):
+                    out.append(self._signal(dict(spec, name=None), spath, variables, literal_name=name))
+                else:
+                    out.append(self._signal({"value": spec}, spath, variables, literal_name=name))
+        else:
+            for i, spec in enumerate(data):
+                out.append(self._signal(spec, path + (i,), variables))
+        return tuple(s for s in out if s is not None)
+
+    def _signal(self, spec: dict, path: tuple, variables: set, literal_name: str | None = None):
+        local = set(variables)
+        loops = self.loops(spec.get("each"), path + ("each",), local)
+        if spec.get("as"):
+            name = spec["as"]
+            self.bind(name, path + ("as",), local)
+            loops = tuple(ir.Loop(lp.each, name, lp.path) for lp in loops)
+        when = self.expr(spec["when"], path + ("when",), local) if "when" in spec else None
+        if literal_name is not None:
+            name_v: ir.Value | None = ir.Literal(literal_name, path)
+        elif "name" in spec:
+            name_v = self.value(spec["name"], path + ("name",), local)
+        else:
+            self.error("missing_key", path, "a signal in list form needs `name`",
+                       hint="e.g. `name: \"'reward'\"` (a literal needs quotes) or a mapping `reward: expr`")
+            return None
+        value = self.value(spec["value"], path + ("value",), local)
+        unit = self.value(spec["unit"], path + ("unit",), local) if "unit" in spec else None
+        meta = self.value(spec["metadata"], path + ("metadata",), local) if "metadata" in spec else None
+        if name_v is None or value is None:
+            return None
+        return ir.SignalSpec(name_v, value, unit, meta, loops, when, path)
+
+    def artifacts(self, data: Any, path: tuple, variables: set) -> tuple[ir.ArtifactSpec, ...]:
+        out = []
+        for i, spec in enumerate(data or []):
+            apath = path + (i,)
+            local = set(variables)
+            loops = self.loops(spec.get("each"), apath + ("each",), local)
+            if spec.get("as"):
+                self.bind(spec["as"], apath + ("as",), local)
+                loops = tuple(ir.Loop(lp.each, spec["as"], lp.path) for lp in loops)
+            when = self.expr(spec["when"], apath + ("when",), local) if "when" in spec else None
+            contents = [k for k in ("text", "json", "path") if k in spec]
+            if len(contents) != 1:
+                self.error("artifact_content", apath,
+                           "an artifact needs exactly one of `text`, `json` or `path`"
+                           + (f" (found {', '.join(contents)})" if contents else ""))
+                continue
+            fields = []
+            for k in ("name", "media_type", "text", "json", "path", "sha256", "metadata"):
+                if k in spec:
+                    v = self.value(spec[k], apath + (k,), local)
+                    if v is not None:
+                        fields.append((k, v))
+            out.append(ir.ArtifactSpec(tuple(fields), loops, when, apath))
+        return tuple(out)
+
+    def level(self, name: str, records: dict, variables: set) -> ir.Level:
+        path = ("records", name)
+        data = records.get(name) or {}
+        scope = self.scope(data, path, variables)
+        id_v = self.value(data["id"], path + ("id",), variables) if "id" in data else None
+        own = set(variables) | {name}
+        fields = []
+        allowed = {
+            "run": ("name", "started_at", "metadata"),
+            "case": ("name", "input", "metadata"),
+            "group": ("name", "metadata"),
+            "trajectory": ("status", "termination", "parent", "branch_id", "metadata"),
+        }[name]
+        if name == "trajectory" and "name" in data:
+            self.error("invalid_key", path + ("name",), "trajectory records have no `name` in the canonical schema",
+                       hint="put it in metadata, e.g. `metadata: {name: ...}`", key=True)
+        for key in allowed:
+            if key in data:
+                v = self.value(data[key], path + (key,), own)
+                if v is not None:
+                    fields.append((key, v))
+        if isinstance(data.get("status"), str) and name == "trajectory":
+            self._check_status_literal(data["status"], path + ("status",))
+        sigs = self.signals(data.get("signals"), path + ("signals",), own)
+        arts = self.artifacts(data.get("artifacts"), path + ("artifacts",), own)
+        final = self.value(data["final_output"], path + ("final_output",), own) if "final_output" in data else None
+        variables.add(name)
+        return ir.Level(name, scope, id_v, tuple(fields), sigs, arts, final, name in records, path)
+
+    def _check_status_literal(self, text: str, path: tuple) -> None:
+        m = re.fullmatch(r"'([^']*)'", text.strip())
+        if m and m.group(1) not in ("running", "completed", "failed", "cancelled"):
+            self.error("invalid_value", path, f"status {m.group(1)!r} is not one of running, completed, failed, cancelled",
+                       hint=suggest(m.group(1), ["running", "completed", "failed", "cancelled"]))
+
+    def event_template(self, data: dict, path: tuple, variables: set, *, kind: str, when_key: bool) -> ir.EventTemplate:
+        when = self.expr(data["when"], path + ("when",), variables) if (when_key and "when" in data) else None
+        sem = []
+        for key in ir.SEMANTIC_FIELDS:
+            if key in data:
+                v = self.value(data[key], path + (key,), variables)
+                if v is not None:
+                    sem.append((key, v))
+        can = []
+        for key in ir.CANONICAL_EVENT_FIELDS:
+            if key in data:
+                v = self.value(data[key], path + (key,), variables)
+                if v is not None:
+                    can.append((key, v))
+        id_v = self.value(data["id"], path + ("id",), variables) if "id" in data else None
+        ts = self.value(data["timestamp"], path + ("timestamp",), variables) if "timestamp" in data else None
+        parent = self.parent(data, path, variables)
+        with_event = set(variables) | {"event"}
+        sigs = self.signals(data.get("signals"), path + ("signals",), with_event)
+        arts = self.artifacts(data.get("artifacts"), path + ("artifacts",), with_event)
+        return ir.EventTemplate(kind, when, id_v, ts, parent, data.get("raw"), tuple(sem), tuple(can), sigs, arts, path)
+
+    def parent(self, data: dict, path: tuple, variables: set):
+        if "parent" not in data:
+            return None
+        if data["parent"] == "previous":
+            return "previous"
+        return self.value(data["parent"], path + ("parent",), variables) or None
+
+    def rule(self, data: dict, path: tuple, variables: set) -> ir.Rule | None:
+        when = self.expr(data["when"], path + ("when",), variables) if "when" in data else None
+        extra = [k for k in data if k not in ("when", "skip", "emit")]
+        if data.get("skip"):
+            if extra or "emit" in data:
+                self.error("conflicting_keys", path, "a `skip: true` rule takes only `when`",
+                           hint="remove " + ", ".join(f"`{k}`" for k in (extra + (["emit"] if "emit" in data else []))))
+            return ir.Rule(when, True, (), path)
+        if "emit" in data:
+            if extra:
+                self.error("conflicting_keys", path + (extra[0],),
+                           "with `emit`, put the event fields inside each emitted event", key=True)
+            emits = tuple(
+                self.event_template(e, path + ("emit", i), variables, kind=e["kind"], when_key=True)
+                for i, e in enumerate(data["emit"])
+            )
+            return ir.Rule(when, False, emits, path)
+        if "kind" not in data:
+            self.error("missing_key", path, "a rule needs `kind` (or `skip: true`, or `emit: [...]`)",
+                       hint="kinds: message, generation, tool, observation, environment_action, state, "
+                       "reward, grader, artifact, error, log", key=bool(path))
+            return None
+        tmpl = self.event_template(data, path, variables, kind=data["kind"], when_key=False)
+        return ir.Rule(when, False, (tmpl,), path)
+
+    def events(self, records: dict, variables: set) -> ir.Events:
+        path = ("records", "events")
+        data = records.get("events")
+        if data is None:
+            self.error("missing_key", ("records",), "records need `events` (how source elements become events)",
+                       hint='e.g. events: {each: messages, kind: message, role: role, content: content}')
+            return ir.Events(ir.Scope((), None, (), None), None, False, (), path)
+        scope = self.scope(data, path, variables)
+        parent = self.parent(data, path, variables)
+        rule_keys = [k for k in data if k not in ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules")]
+        rules = []
+        if "rules" in data:
+            if rule_keys:
+                self.error("conflicting_keys", path + (rule_keys[0],),
+                           f"`{rule_keys[0]}` belongs inside a rule when `rules` is given", key=True,
+                           hint="move it into the rule(s), or drop `rules` for the single-rule shorthand")
+            unconditional_at = None
+            for i, rd in enumerate(data["rules"]):
+                rpath = path + ("rules", i)
+                if unconditional_at is not None:
+                    self.error("unreachable_rule", rpath,
+                               f"this rule can never match: rules[{unconditional_at}] has no `when` and matches everything",
+                               hint="move the catch-all rule last, or give it a `when`", severity="warning")
+                r = self.rule(rd, rpath, variables)
+                if r is not None:
+                    rules.append(r)
+                if "when" not in rd and unconditional_at is None:
+                    unconditional_at = i
+        else:
+            r = self.rule({k: data[k] for k in rule_keys}, path, variables)
+            if r is not None:
+                rules.append(r)
+        return ir.Events(scope, parent, bool(data.get("raw", False)), tuple(rules), path)
+
+    # -- source ------------------------------------------------------------
+    def source(self, data: dict) -> ir.Source:
+        path = ("source",)
+        probe = data.get("probe") or {}
+        require, require_text = [], []
+        for i, text in enumerate(probe.get("require") or []):
+            e = self.expr(text, path + ("probe", "require", i), frozenset())
+            if e is None:
+                continue
+            if e.compiled.path is None:
+                self.error("invalid_value", path + ("probe", "require", i),
+                           f"{text!r} is not a field path", hint="use dotted field names such as `eval.task`")
+                continue
+            require.append(tuple(e.compiled.path))
+            require_text.append(text)
+        when = self.expr(probe["when"], path + ("probe", "when"), {"tables"}) if "when" in probe else None
+        if not require and when is None:
+            self.error("weak_probe", path + ("probe",),
+                       "the probe has no `require` or `when`, so it accepts any JSON",
+                       hint="add `require:` with keys specific to this format", severity="warning")
+        siblings = []
+        for name, cands in (data.get("siblings") or {}).items():
+            cands = [cands] if isinstance(cands, str) else cands
+            for i, c in enumerate(cands):
+                sp = path + ("siblings", name) + ((i,) if isinstance(data["siblings"][name], list) else ())
+                bad = self._template_problem(c, ("stem", "name"))
+                if bad:
+                    self.error("invalid_placeholder", sp, bad)
+                if "/" in c or "\\" in c or c in (".", ".."):
+                    self.error("invalid_sibling", sp, f"{c!r} must be a file name next to the source, not a path",
+                               hint="siblings are looked up in the source's own folder only")
+            siblings.append((name, tuple(cands)))
+        return ir.Source(
+            format=data["format"],
+            container=data["container"],
+            probe=ir.Probe(
+                bytes=int(probe.get("bytes", 65536)),
+                lines=int(probe.get("lines", 8)),
+                require=tuple(require),
+                require_text=tuple(require_text),
+                when=when,
+                confidence=float(probe.get("confidence", 0.9)),
+            ),
+            max_bytes=int(data.get("max_bytes", 1 << 30)),
+            max_line_bytes=int(data.get("max_line_bytes", 64 << 20)),
+            invalid_lines=data.get("invalid_lines", "error"),
+            siblings=tuple(siblings),
+        )
+
+    def _check_no_line_fields(self, levels, name: str) -> None:
+        for lv in levels:
+            if lv.name != name:
+                continue
+            values = [lv.id] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets]
+            for e in [x for v in values if v is not None for x in iter_exprs(v)]:
+                relative = [p for p in e.compiled.field_paths if not p.startswith("$")]
+                if relative:
+                    self.error("jsonl_above_lines", e.path,
+                               f"reads `{relative[0]}`, but on a jsonl source records.{name} is above the "
+                               "lines, so there is no current line here",
+                               hint="use $source (e.g. $source.name) or move this field to the level "
+                               "with `each: \"@\"`")
+
+    @staticmethod
+    def _template_problem(text: str, allowed) -> str | None:
+        try:
+            parsed = list(string.Formatter().parse(text))
+        except ValueError as exc:
+            return f"invalid placeholder syntax: {exc} (write {{{{ and }}}} for literal braces)"
+        for _, field, spec, conv in parsed:
+            if field is None:
+                continue
+            if field not in allowed:
+                hint = suggest(field, allowed)
+                return f"unknown placeholder {{{field}}}; known: " + ", ".join(f"{{{a}}}" for a in allowed) + (
+                    f" ({hint})" if hint else "")
+            if spec or conv:
+                return f"placeholder {{{field}}} takes no format spec or conversion"
+        return None
+
+    # -- evaluation ----------------------------------------------------------
+    def feedback(self, data: Any, path: tuple, variables) -> tuple[ir.FeedbackRule, ...]:
+        if data is None:
+            return ()
+        rules = [(None, data, path)] if isinstance(data, str) else [
+            (r.get("when"), r["text"], path + (i,)) for i, r in enumerate(data)
+        ]
+        out = []
+        for when_text, text, rpath in rules:
+            tpath = rpath if isinstance(data, str) else rpath + ("text",)
+            when = self.expr(when_text, rpath + ("when",), variables) if when_text else None
+            parts = self.template(text, tpath, variables)
+            if parts is not None:
+                out.append(ir.FeedbackRule(when, parts, rpath))
+        return tuple(out)
+
+    def template(self, text: str, path: tuple, variables) -> tuple | None:
+        """Split ``"text {expr} text"`` into parts; ``{{`` and ``}}`` are literal braces."""
+        parts: list = []
+        buf = ""
+        i = 0
+        ok = True
+        while i < len(text):
+            ch = text[i]
+            if text.startswith("{{", i) or text.startswith("}}", i):
+                buf += ch
+                i += 2
+                continue
+            if ch == "}":
+                self.diags.append(self.spec.diag("template_syntax", path, "unmatched `}` in template",
+                                                 hint="write `}}` for a literal brace",
+                                                 mark=self.spec.expression_mark(path, i)))
+                return None
+            if ch == "{":
+                end = _find_close(text, i + 1)
+                if end < 0:
+                    self.diags.append(self.spec.diag("template_syntax", path, "unclosed `{` in template",
+                                                     hint="close it with `}`, or write `{{` for a literal brace",
+                                                     mark=self.spec.expression_mark(path, i)))
+                    return None
+                if buf:
+                    parts.append(buf)
+                    buf = ""
+                inner = text[i + 1 : end]
+                lead = len(inner) - len(inner.lstrip())
+                e = self.expr(inner.strip(), path, variables, offset=i + 1 + lead)
+                if e is None:
+                    ok = False
+                else:
+                    parts.append(e)
+                i = end + 1
+                continue
+            buf += ch
+            i += 1
+        if buf:
+            parts.append(buf)
+        return tuple(parts) if ok else None
+
+    def evaluators(self, data: list) -> tuple[ir.Evaluator, ...]:
+        out = []
+        seen: dict[str, int] = {}
+        variables = {"task", "tables"}
+        primaries = []
+        for i, ev in enumerate(data or []):
+            path = ("evaluators", i)
+            if ev["id"] in seen:
+                self.error("duplicate_id", path + ("id",),
+                           f"evaluator id {ev['id']!r} is already used by evaluators[{seen[ev['id']]}]")
+            seen.setdefault(ev["id"], i)
+            if _CONTROL_RE.search(ev["id"]) or ev["id"] != ev["id"].strip():
+                self.error("invalid_name", path + ("id",), "evaluator ids must not contain control characters or surrounding spaces")
+            lo, hi = ev.get("range", [0, 1])
+            if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+                self.error("invalid_range", path + ("range",), f"range [{lo}, {hi}] must be finite with min < max",
+                           hint="e.g. range: [0, 5]")
+            if ev.get("primary"):
+                primaries.append(i)
+            score = self.expr(ev["score"], path + ("score",), variables)
+            fb = self.feedback(ev.get("feedback"), path + ("feedback",), variables)
+            if score is None:
+                continue
+            out.append(ir.Evaluator(
+                id=ev["id"], description=ev["description"], low=float(lo), high=float(hi), score=score,
+                feedback=fb, primary=bool(ev.get("primary")), direction=ev.get("direction", "higher"),
+                weight=float(ev.get("weight", 1.0)), path=path,
+            ))
+        if len(primaries) > 1:
+            self.error("multiple_primary", ("evaluators", primaries[1], "primary"),
+                       f"evaluators[{primaries[0]}] is already primary", hint="mark exactly one evaluator primary")
+        if out and not any(e.primary for e in out):
+            first = out[0]
+            out[0] = ir.Evaluator(**{**first.__dict__, "primary": True})
+        return tuple(out)
+
+    # -- tasks / agent ---------------------------------------------------------
+    def tasks(self, data: Any) -> ir.Tasks | None:
+        if data is None:
+            return None
+        path = ("tasks",)
+        if isinstance(data, list):
+            data = {"items": data}
+        suite = tuple(data.get("suite_tags") or [])
+        for i, tag in enumerate(suite):
+            p = tag_problem(tag)
+            if p:
+                self.error("invalid_tag", path + ("suite_tags", i), f"tag {tag!r}: {p}")
+        if "items" in data and "from" in data:
+            self.error("conflicting_keys", path + ("from",), "give tasks inline (`items`) or from a file (`from`), not both", key=True)
+            return None
+        items: list[ir.Task] = []
+        if "items" in data:
+            for i, t in enumerate(data["items"]):
+                items.append(self._task(t, path + ("items", i), literal=True))
+        elif "from" in data:
+            items = self._tasks_from_file(data, path)
+        else:
+            self.error("missing_key", path, "tasks need `items` (inline) or `from` (a tasks file)")
+            return None
+        seen: dict[str, int] = {}
+        for i, t in enumerate(items):
+            if t is None:
+                continue
+            if t.id in seen:
+                self.error("duplicate_id", path, f"task id {t.id!r} appears twice (tasks {seen[t.id]} and {i})")
+            seen.setdefault(t.id, i)
+        if not items:
+            self.error("empty_value", path, "no tasks")
+        return ir.Tasks(tuple(t for t in items if t is not None), suite, path)
+
+    def _task(self, t: dict, path: tuple, literal: bool, file_mark=None) -> ir.Task | None:
+        tid = t.get("id")
+        if isinstance(tid, int) and not isinstance(tid, bool):
+            tid = str(tid)
+
+        def err(code, sub, msg, hint=None):
+            if file_mark:
+                self.diags.append(Diagnostic(code=code, message=msg, hint=hint, **file_mark))
+            else:
+                self.error(code, path + (sub,), msg, hint=hint)
+
+        if not isinstance(tid, str):
+            err("invalid_task_id", "id", f"task id must be a string, got {type(tid).__name__}")
+            return None
+        problem = task_id_problem(tid)
+        if problem:
+            err("invalid_task_id", "id", f"task id {tid!r} {problem}",
+                hint="RELAI selects tasks as ADAPTER::ID, so ids must stay selector-safe")
+            return None
+        tags = t.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(x, str) for x in tags):
+            err("invalid_tag", "tags", "tags must be a list of strings")
+            tags = []
+        for tag in tags:
+            p = tag_problem(tag)
+            if p:
+                err("invalid_tag", "tags", f"tag {tag!r}: {p}")
+        split = t.get("split")
+        if split is not None and split not in ("train", "val", "test"):
+            err("invalid_value", "split", f"split {split!r} is not one of train, val, test")
+            split = None
+        desc = t.get("description")
+        if desc is not None and not isinstance(desc, str):
+            desc = json.dumps(desc, ensure_ascii=False)
+        meta = t.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            err("wrong_type", "metadata", "task metadata must be an object")
+            meta = None
+        return ir.Task(tid, desc, t.get("input"), t.get("target"), tuple(tags), split, meta)
+
+    def _tasks_from_file(self, data: dict, path: tuple) -> list[ir.Task]:
+        rel = data["from"]
+        f = (self.base_dir / rel)
+        if not f.is_file():
+            self.error("missing_file", path + ("from",), f"tasks file not found: {rel}",
+                       hint=f"paths are relative to the spec's folder ({self.base_dir})")
+            return []
+        self.referenced_files.append(f)
+        exprs = {}
+        for key, default in (("id", "id"), ("input", "input"), ("target", "target"), ("tags", "tags"),
+                             ("description", "description"), ("split", "split"), ("metadata", "metadata")):
+            e = self.expr(data.get(key, default), path + (key,), {"tables"})
+            if e is None:
+                return []
+            exprs[key] = e
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.error("unreadable", path + ("from",), f"cannot read {rel}: {exc}")
+            return []
+        rows: list[tuple[int | None, Any]] = []
+        try:
+            if f.suffix == ".jsonl":
+                for n, line in enumerate(text.splitlines(), 1):
+                    if line.strip():
+                        rows.append((n, json.loads(line)))
+            else:
+                doc = json.loads(text)
+                if not isinstance(doc, list):
+                    self.error("wrong_type", path + ("from",), f"{rel} must hold a JSON array of tasks (or use .jsonl)")
+                    return []
+                rows = [(None, x) for x in doc]
+        except json.JSONDecodeError as exc:
+            self.diags.append(Diagnostic(code="invalid_json", message=f"{rel}: {exc.msg}", file=str(f),
+                                         line=exc.lineno if f.suffix != ".jsonl" else n, column=exc.colno,
+                                         path="tasks.from"))
+            return []
+        out = []
+        for idx, (line, row) in enumerate(rows):
+            t = {}
+            for key, e in exprs.items():
+                try:
+                    t[key] = e.compiled(row, {"tables": dict(self._tables)})
+                except Exception as exc:  # a runtime type error in a task expression
+                    self.diags.append(Diagnostic(code="task_expression", message=f"{key}: {exc}", file=str(f),
+                                                 line=line, path=f"tasks.from[{idx}]"))
+            fm = {"file": str(f), "line": line, "path": f"tasks.from[{idx}]"}
+            out.append(self._task(t, path, literal=False, file_mark=fm))
+        return out
+
+    def agent(self, data: dict | None) -> ir.Agent | None:
+        if data is None:
+            return None
+        path = ("agent",)
+        has_cmd, has_replay = "command" in data, "replay" in data
+        if has_cmd == has_replay:
+            self.error("agent_mode", path, "an agent needs exactly one of `command` (run it) or `replay` (a recorded trace)",
+                       key=bool(path))
+        if has_cmd and "trace" not in data:
+            self.error("missing_key", path, "`command` needs `trace`: where the run leaves its trace",
+                       hint='e.g. trace: "runs/{task_id}.jsonl"')
+        for i, arg in enumerate(data.get("command") or []):
+            self._placeholders(arg, path + ("command", i), PLACEHOLDERS)
+        for i, arg in enumerate(data.get("prepare") or []):
+            self._placeholders(arg, path + ("prepare", i), ("project_root",))
+        for k, v in (data.get("env") or {}).items():
+            self._placeholders(v, path + ("env", k), PLACEHOLDERS)
+        for key in ("trace", "replay"):
+            if key in data:
+                self._placeholders(data[key], path + (key,), tuple(p for p in PLACEHOLDERS if p != "trace"))
+        req = data.get("requires") or {}
+        envs, names = [], set()
+        for i, e in enumerate(req.get("env") or []):
+            if e["name"] in names:
+                self.error("duplicate_id", path + ("requires", "env", i, "name"), f"variable {e['name']} is declared twice")
+            names.add(e["name"])
+            envs.append(ir.EnvRequirement(e["name"], e.get("required", True), e.get("sensitive", False), e["reason"]))
+        files = [ir.FileRequirement(f["path_env"], f.get("required", True), f["reason"]) for f in req.get("files") or []]
+        return ir.Agent(
+            command=tuple(data["command"]) if has_cmd else None,
+            timeout=float(data.get("timeout", 600)),
+            trace=data.get("trace"),
+            replay=data.get("replay"),
+            env=tuple(sorted((data.get("env") or {}).items())),
+            seed_env=data.get("seed_env"),
+            prepare=tuple(data["prepare"]) if "prepare" in data else None,
+            requires_env=tuple(envs),
+            requires_files=tuple(files),
+            path=path,
+        )
+
+    def _placeholders(self, text: str, path: tuple, allowed) -> None:
+        problem = self._template_problem(text, allowed)
+        if problem:
+            col = text.find("{")
+            self.diags.append(self.spec.diag("unknown_placeholder", path, problem,
+                                             mark=self.spec.expression_mark(path, max(col, 0))))
+
+    def fixtures(self, data: list | None) -> tuple[ir.Fixture, ...]:
+        out = []
+        for i, f in enumerate(data or []):
+            spec = {"path": f} if isinstance(f, str) else f
+            p = (self.base_dir / spec["path"]).resolve()
+            if not p.is_file():
+                self.error("missing_file", ("fixtures", i), f"fixture not found: {spec['path']}",
+                           hint=f"paths are relative to the spec's folder ({self.base_dir})")
+                continue
+            self.referenced_files.append(p)
+            out.append(ir.Fixture(spec["path"], str(p), spec.get("min_records")))
+        return tuple(out)
+
+    # -- whole spec --------------------------------------------------------------
+    def build(self) -> ir.Spec | None:
+        data = self.spec.data
+        self._tables = data.get("tables") or {}
+        source = self.source(data["source"])
+        records = data.get("records") or {}
+        if "records" not in data:
+            self.error("missing_key", (), "missing required key 'records'",
+                       hint="records say how source values become run/case/group/trajectory/events")
+        variables = set(BASE_VARIABLES)
+        levels = [self.level(name, records, variables) for name in LEVELS]
+        events = self.events(records, variables) if "records" in data else None
+        line_level = self._line_level(source, levels, events)
+        evaluators = self.evaluators(data.get("evaluators"))
+        usage = []
+        for key in ("cost_usd", "tokens"):
+            if key in (data.get("usage") or {}):
+                e = self.expr(data["usage"][key], ("usage", key), {"task", "tables"})
+                if e is not None:
+                    usage.append((key, e))
+        tasks = self.tasks(data.get("tasks"))
+        agent = self.agent(data.get("agent"))
+        fixtures = self.fixtures(data.get("fixtures"))
+        if any(d.is_error for d in self.diags) or events is None:
+            return None
+        return ir.Spec(
+            name=data["name"],
+            version=data.get("version", "0.1.0"),
+            description=data.get("description", ""),
+            source=source,
+            tables=tuple(self._tables.items()),
+            levels=tuple(levels),
+            events=events,
+            line_level=line_level,
+            evaluators=evaluators,
+            combine=(data.get("reward") or {}).get("combine", "mean"),
+            usage=tuple(usage),
+            tasks=tasks,
+            agent=agent,
+            fixtures=fixtures,
+            targets=tuple(sorted((data.get("targets") or {}).items())),
+            file=self.spec.file,
+            files=tuple(sorted(self.spec.texts)),
+            digest=_digest(data, self.referenced_files),
+            locate=self.spec.mark,
+        )
+
+    def _line_level(self, source: ir.Source, levels, events) -> str | None:
+        """jsonl: which level reads lines (`each: "@"` before any other loop)."""
+        if source.container != "jsonl":
+            return None
+        chain = [(lv.name, lv.scope, lv.path) for lv in levels]
+        if events is not None:
+            chain.append(("events", events.scope, events.path))
+        for name, scope, path in chain:
+            if scope.loops:
+                first = scope.loops[0].each
+                if first.text.strip() == "@":
+                    return name
+                self.error("jsonl_lines", first.path,
+                           f"on a jsonl source the first loop must read the lines: `each: \"@\"` (found {first.text!r})",
+                           hint=f"set `each: \"@\"` on the level each line becomes (here: {name}), and iterate "
+                           "nested arrays below it")
+                return None
+            # levels above the line level see no line: they cannot read fields of @
+            self._check_no_line_fields(levels, name)
+        self.error("jsonl_lines", ("records",),
+                   "a jsonl source needs one level with `each: \"@\"` to read its lines",
+                   hint="usually `events: {each: \"@\", ...}` (one event per line) or "
+                   "`trajectory: {each: \"@\"}` (one rollout per line)")
+        return None
+
+
+def iter_exprs(value) -> list[ir.Expr]:
+    """Every expression inside a value template."""
+    if isinstance(value, ir.Expr):
+        return [value]
+    if isinstance(value, ir.ObjectTemplate):
+        return [e for _, v in value.items for e in iter_exprs(v)]
+    if isinstance(value, ir.ArrayTemplate):
+        return [e for v in value.items for e in iter_exprs(v)]
+    return []
+
+
+def _find_close(text: str, start: int) -> int:
+    """Index of the `}` closing a template placeholder, skipping JMESPath quotes."""
+    depth = 0
+    i = start
+    quote = None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return -1
+
