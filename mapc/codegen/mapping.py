@@ -188,7 +188,11 @@ class MappingGenerator:
             default = f'"run@" + st.src.name + ("#" + {loc} if {loc} else "")'
         elif lv.scope.loops:
             default = f'"{_ID_PREFIX[name]}@" + loc_text({loc})'
+        elif name == "trajectory":
+            # each source element is its own sample, even when its case repeats
+            default = f'("traj@" + {loc}) if {loc} else child_id("traj", parent["id"])'
         else:
+            # one group (case) per parent: repeated parents share it
             default = f'child_id("{_ID_PREFIX[name]}", parent["id"])'
         rec_id = f"{native} or {default}" if native else default
         parent_ref = f', "{_PARENT_KEY[name]}": parent["id"]' if name in _PARENT_KEY else ""

@@ -51,6 +51,18 @@ def _constants(spec: ir.Spec) -> str:
     w.line(f"MAX_LINE_BYTES = {src.max_line_bytes}")
     w.line(f"INVALID_LINES = {literal(src.invalid_lines)}")
     w.line(f"TABLES = {literal(dict(spec.tables))}")
+    if spec.agent is not None:
+        a = spec.agent
+        agent = {
+            "command": list(a.command) if a.command else None,
+            "trace": a.trace,
+            "replay": a.replay,
+            "timeout": a.timeout,
+            "env": dict(a.env),
+            "seed_env": a.seed_env,
+        }
+        w.comment("agent: how a task is run (argv, no shell) or replayed")
+        w.line(f"AGENT = {literal(agent)}")
     return w.text()
 
 

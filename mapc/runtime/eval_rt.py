@@ -166,3 +166,34 @@ def combine_rewards(evaluations, table, how):
             return 0.0
         return sum(by_id[m["id"]] * m["weight"] for m in table if m["id"] in by_id) / total
     return sum(by_id.values()) / len(by_id)
+
+
+def pick_trajectory(entries, records, task_id):
+    """The trajectory that answers ``task_id``: the only one, or the one whose
+    case or trajectory id is the task id, else the first."""
+    if len(entries) <= 1:
+        return entries[0] if entries else None
+    case_of = {}
+    groups = {r["id"]: r.get("case_id") for r in records if r.get("record_type") == "group"}
+    for e in entries:
+        case_of[e["record"]["id"]] = groups.get(e["record"].get("group_id"))
+    for e in entries:
+        if task_id in (e["record"]["id"], case_of.get(e["record"]["id"])):
+            return e
+    return entries[0]
+
+
+def evaluate_trace(map_source, src, task, functions, table, tables):
+    """Map one trace and score its trajectory for ``task``.
+
+    Returns ``(records, state, entry, scope, evaluations, errors)``; raises
+    MappingError when the trace cannot be mapped or holds no trajectory.
+    """
+    records, st = collect_records(map_source, src)
+    entries = group_trajectories(records)
+    entry = pick_trajectory(entries, records, task["id"])
+    if entry is None:
+        raise MappingError("the trace holds no trajectory")
+    scope = evaluation_scope(entry, st, task)
+    evaluations, errors = score_evaluators(functions, table, scope, {"task": task, "tables": tables})
+    return records, st, entry, scope, evaluations, errors
