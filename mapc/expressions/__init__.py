@@ -1,0 +1,211 @@
+"""JMESPath expressions compiled to plain Python.
+
+Specs use JMESPath (https://jmespath.org/specification.html) plus ``$name``
+variables and mapc's own functions (see ``docs/expressions.md``).  An
+expression is parsed with the ``jmespath`` package and compiled to a Python
+function whose source is self-contained: it only calls runtime units from
+:mod:`mapc.runtime.jmespath_rt`, which generated adapters carry along, so
+generated code never imports ``jmespath``.
+
+>>> ce = compile_expression("people[?age > `30`].name")
+>>> ce({"people": [{"name": "Ada", "age": 36}, {"name": "Bob", "age": 20}]})
+['Ada']
+"""
+
+from __future__ import annotations
+
+import functools
+
+from mapc import runtime as _runtime
+from mapc.runtime import jmespath_rt as _rt
+
+from .checks import CheckContext, check
+from .compiler import FunctionCompiler, InlineCompiler, helpers_in, literal_source
+from .errors import ERROR_KINDS, ExpressionError
+from .functions import FUNCTIONS, FunctionSignature, Param
+from .parser import parse
+from .paths import field_paths, is_constant, plain_path
+from .variables import rewrite_variables
+
+ExpressionTypeError = _rt.ExpressionTypeError
+ExpressionValueError = _rt.ExpressionValueError
+
+__all__ = [
+    "ERROR_KINDS",
+    "FUNCTIONS",
+    "CompiledExpression",
+    "ExpressionError",
+    "ExpressionTypeError",
+    "ExpressionValueError",
+    "FunctionSignature",
+    "Param",
+    "compile_expression",
+]
+
+#: Exceptions shared between the in-process runtime and this package, so that
+#: ``except ExpressionTypeError`` works for errors raised by compiled code.
+_SHARED_UNITS = {
+    "ExpressionTypeError": ExpressionTypeError,
+    "ExpressionValueError": ExpressionValueError,
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _runtime_namespace(helpers: tuple[str, ...]) -> dict:
+    ns = _runtime.namespace(helpers)
+    for name, value in _SHARED_UNITS.items():
+        if name in ns:
+            ns[name] = value
+    return ns
+
+
+class CompiledExpression:
+    """A compiled expression: call it with ``(data, scope=None)``.
+
+    Attributes:
+        text: the original expression text.
+        variables: names of the ``$variables`` used (sorted, without ``$``).
+        functions: names of the functions called (sorted).
+        helpers: runtime units (:mod:`mapc.runtime.jmespath_rt`) the function calls.
+        field_paths: source field paths read, e.g. ``("messages[].role",)``.
+        path: field names when the expression is a plain chain like ``a.b``, else None.
+        constant: ``(True, value)`` when the value does not depend on the input.
+        python_source: a self-contained module defining ``expression(data, scope=None)``.
+    """
+
+    def __init__(self, text: str, ast: dict, *, body: list[str], helpers: tuple[str, ...],
+                 variables: tuple[str, ...], functions: tuple[str, ...],
+                 constant: tuple[bool, object]):
+        self.text = text
+        self.variables = variables
+        self.functions = functions
+        self.helpers = helpers
+        self.constant = constant
+        self.field_paths = field_paths(ast)
+        self.path = plain_path(ast)
+        self._ast = ast
+        self._body = body
+        ns = dict(_runtime_namespace(helpers))
+        exec(compile(self.function_source("expression"), "<mapc-expression>", "exec"), ns)
+        self._function = ns["expression"]
+
+    def __call__(self, data, scope=None):
+        return self._function(data, scope)
+
+    def __repr__(self) -> str:
+        return f"CompiledExpression({self.text!r})"
+
+    def function_source(self, name: str) -> str:
+        """``def <name>(data, scope):`` with the compiled body (calls ``self.helpers``)."""
+        if not name.isidentifier():
+            raise ValueError(f"not a Python identifier: {name!r}")
+        lines = [f"def {name}(data, scope):"]
+        lines += [("    " + line) if line else "" for line in self._body]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def python_source(self) -> str:
+        """A standalone module: imports, the runtime units used, and ``expression()``."""
+        parts = [f"# Compiled by mapc from the JMESPath expression {self.text!r}"]
+        imports = _runtime.imports_for(self.helpers)
+        if imports:
+            parts.append("\n".join(imports))
+        if self.helpers:
+            parts.append(_runtime.extract(self.helpers).rstrip("\n"))
+        function = self.function_source("expression").replace(
+            "def expression(data, scope):", "def expression(data, scope=None):", 1
+        )
+        parts.append(function.rstrip("\n"))
+        return "\n\n\n".join(parts) + "\n"
+
+    def inline_source(self, data_var: str = "data", scope_var: str = "scope") -> str | None:
+        """A single Python expression computing the value, for simple expressions.
+
+        ``data_var`` and ``scope_var`` are the names (or other cheap, side-effect
+        free expressions) holding the current value and the scope dict; the
+        expression may call the runtime units listed by :meth:`inline_helpers`.
+        Returns None when the expression needs statements (use
+        :meth:`function_source` then).
+        """
+        result = self._inline(data_var, scope_var)
+        return None if result is None else result[0]
+
+    def inline_helpers(self, data_var: str = "data", scope_var: str = "scope") -> tuple[str, ...]:
+        """Runtime units that :meth:`inline_source` calls (empty when it is None)."""
+        result = self._inline(data_var, scope_var)
+        return () if result is None else result[1]
+
+    def _inline(self, data_var: str, scope_var: str):
+        if self.constant[0]:
+            try:
+                return literal_source(self.constant[1]), ()
+            except TypeError:
+                return None
+        compiler = InlineCompiler(data_var, scope_var)
+        e = compiler.compile(self._ast)
+        if e is None:
+            return None
+        return e.src, helpers_in(e.src)
+
+
+def _normalize_variables(variables) -> frozenset[str] | None:
+    if variables is None:
+        return None
+    if isinstance(variables, str):
+        variables = [variables]
+    return frozenset(v[1:] if v.startswith("$") else v for v in variables)
+
+
+def compile_expression(text: str, variables=None) -> CompiledExpression:
+    """Compile a JMESPath (+ mapc extensions) expression.
+
+    ``variables``: None allows any ``$name``; otherwise the collection of
+    allowed variable names (without ``$``).  Raises :class:`ExpressionError`.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"expression text must be a string, not {type(text).__name__}")
+    return _compile(text, _normalize_variables(variables))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
+    try:
+        rewritten, offsets = rewrite_variables(text)
+        tree = parse(rewritten, offsets, text)
+        ctx = CheckContext(offsets=offsets, allowed_variables=allowed)
+        ast = check(tree, ctx)
+        compiler = FunctionCompiler()
+        body = compiler.function_body(ast)
+        source = "def f(data, scope):\n" + "\n".join("    " + line for line in body)
+        compile(source, "<mapc-expression>", "exec")
+    except ExpressionError as e:
+        raise e.with_text(text) from None
+    except (RecursionError, SyntaxError, MemoryError):
+        # Python limits nesting (20 nested loops, 100 indentation levels).
+        raise ExpressionError("syntax", "the expression is nested too deeply to compile", 0,
+                              text=text) from None
+    helpers = helpers_in(source)
+    constant: tuple[bool, object] = (False, None)
+    if is_constant(ast):
+        probe = CompiledExpression(
+            text, ast, body=body, helpers=helpers, variables=(), functions=(),
+            constant=(False, None),
+        )
+        try:
+            value = probe(None)
+            literal_source(value)  # only JSON values can be folded
+        except (TypeError, ValueError):
+            pass
+        else:
+            constant = (True, value)
+            body = FunctionCompiler().constant_body(value)
+            helpers = ()
+    return CompiledExpression(
+        text,
+        ast,
+        body=body,
+        helpers=helpers,
+        variables=tuple(sorted(ctx.variables)),
+        functions=tuple(sorted(ctx.functions)),
+        constant=constant,
+    )

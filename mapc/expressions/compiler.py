@@ -1,0 +1,607 @@
+"""Code generation: checked JMESPath AST -> Python source.
+
+The generated function mirrors the reference interpreter node by node, but as
+straight-line Python: field chains become ``dict.get`` calls guarded by
+``isinstance``, projections and filters become ``for`` loops (or list
+comprehensions when simple), comparisons with literals are inlined, and only
+the remaining operations call ``_jp_*`` runtime units.
+
+Everything taken from the expression text (field names, string literals,
+JSON literals) is embedded with :func:`literal_source`, which is built on
+``repr()``, so no expression can inject code.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .functions import BOOLEAN_FUNCTIONS, FUNCTIONS, NON_NULL_FUNCTIONS
+
+#: Maximum line length the emitter aims for (black's default is 88; we allow 99).
+LINE_LENGTH = 99
+
+# Python operator precedence levels used to decide on parentheses.
+ATOM = 100
+CMP = 50
+NOT = 40
+AND = 30
+OR = 20
+COND = 10
+
+
+def literal_source(value) -> str:
+    """Python source for a JSON value, safe for any content (built on repr())."""
+    if value is None or value is True or value is False:
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(float(value))
+    if isinstance(value, list):
+        return "[" + ", ".join(literal_source(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(
+            f"{literal_source(str(k))}: {literal_source(v)}" for k, v in value.items()
+        ) + "}"
+    raise TypeError(f"not a JSON value: {value!r}")
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_units() -> frozenset[str]:
+    from mapc import runtime
+
+    return frozenset(runtime.unit_names())
+
+
+def helpers_in(source: str) -> tuple[str, ...]:
+    """The runtime units referenced by a piece of Python source, sorted."""
+    names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    return tuple(sorted(names & _runtime_units()))
+
+
+def _is_scalar(value) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A Python expression produced for an AST node."""
+
+    src: str
+    prec: int = ATOM
+    name: bool = False  # src is a plain variable name
+    simple: bool = False  # cheap to repeat: a name or a scalar literal
+    pure: bool = False  # cannot raise and has no effects
+    boolean: bool = False  # value is always True, False or None
+    nonnull: bool = False  # value is never None
+    const: tuple | None = None  # (value,) when the value is a known literal
+    parts: tuple | None = None  # (open, items, close) for displays and calls
+
+    def paren(self, level: int) -> str:
+        """``src`` as an operand of an operator at ``level``."""
+        if self.prec > level or (self.prec == level and level not in (CMP, COND)):
+            return self.src
+        return f"({self.src})"
+
+
+def _name(src: str, **kw) -> Expr:
+    return Expr(src, ATOM, name=True, simple=True, pure=True, **kw)
+
+
+def _literal(value) -> Expr:
+    return Expr(
+        literal_source(value),
+        ATOM,
+        simple=_is_scalar(value),
+        pure=True,
+        boolean=value is None or isinstance(value, bool),
+        nonnull=value is not None,
+        const=(value,),
+    )
+
+
+def _display(open_: str, items: list[str], close: str, **kw) -> Expr:
+    return Expr(open_ + ", ".join(items) + close, ATOM, parts=(open_, tuple(items), close), **kw)
+
+
+def _call(function: str, args: list[str], **kw) -> Expr:
+    return _display(f"{function}(", args, ")", **kw)
+
+
+def truth(e: Expr) -> Expr:
+    """A Python condition that is true exactly when ``e`` is JMESPath-truthy."""
+    if e.const is not None:
+        value = e.const[0]
+        truthy = not (value is None or value is False or value in ("", [], {}))
+        return Expr(repr(truthy), ATOM, pure=True, boolean=True, nonnull=True, const=(truthy,))
+    if e.boolean:
+        return e
+    return Expr(f"_jp_truthy({e.src})", ATOM, pure=e.pure, boolean=True, nonnull=True)
+
+
+_ORDERING = {"lt": ("<", "_jp_lt"), "lte": ("<=", "_jp_le"), "gt": (">", "_jp_gt"),
+             "gte": (">=", "_jp_ge")}
+
+
+class FunctionCompiler:
+    """Compiles one checked AST into the body of ``def <name>(data, scope)``."""
+
+    def __init__(self) -> None:
+        self.helpers: set[str] = set()
+        self.uses_scope = False
+        self._counters: dict[str, int] = {}
+        self._lines: list[tuple[int, str]] = []
+        self._depth = 0
+        self._prelude: list[tuple[int, str]] = []
+
+    # -- emission ---------------------------------------------------------
+    def new(self, prefix: str) -> str:
+        n = self._counters.get(prefix, 0) + 1
+        self._counters[prefix] = n
+        return f"{prefix}{n}"
+
+    def emit(self, line: str) -> None:
+        self._lines.append((self._depth, line))
+
+    @contextmanager
+    def indented(self):
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    @contextmanager
+    def capture(self):
+        """Collect the statements emitted inside the block instead of emitting them."""
+        saved = self._lines, self._depth
+        captured: list[tuple[int, str]] = []
+        self._lines, self._depth = captured, 0
+        try:
+            yield captured
+        finally:
+            self._lines, self._depth = saved
+
+    def splice(self, lines) -> None:
+        for depth, line in lines:
+            self._lines.append((self._depth + depth, line))
+
+    def emit_statement(self, head: str, e: Expr) -> None:
+        """Emit ``head + e.src``, exploding a long display/call one item per line."""
+        line = head + e.src
+        if 4 * (self._depth + 1) + len(line) <= LINE_LENGTH or not e.parts or not e.parts[1]:
+            self.emit(line)
+            return
+        open_, items, close = e.parts
+        self.emit(head + open_)
+        with self.indented():
+            for item in items:
+                self.emit(item + ",")
+        self.emit(close)
+
+    def bind(self, e: Expr, prefix: str = "v") -> Expr:
+        """Evaluate ``e`` into a fresh variable (unless it already is a name)."""
+        if e.name:
+            return e
+        var = self.new(prefix)
+        self.emit_statement(f"{var} = ", e)
+        return _name(var, boolean=e.boolean, nonnull=e.nonnull)
+
+    def use_helper(self, name: str) -> str:
+        self.helpers.add(name)
+        return name
+
+    # -- entry point --------------------------------------------------------
+    def function_body(self, node: dict) -> list[str]:
+        result = self.compile(node, "data")
+        self.emit_statement("return ", result)
+        body: list[tuple[int, str]] = []
+        if self.uses_scope:
+            body += [(0, "if scope is None:"), (1, "scope = {}")]
+        if self._prelude:
+            if body:
+                body.append((0, ""))
+            body += self._prelude
+        body += self._lines
+        return [("    " * depth + line) if line else "" for depth, line in body]
+
+    def constant_body(self, value) -> list[str]:
+        return [f"return {literal_source(value)}"]
+
+    # -- nodes --------------------------------------------------------------
+    def compile(self, node: dict, cur: str) -> Expr:
+        return getattr(self, "_" + node["type"])(node, cur)
+
+    def compile_all(self, nodes: list[dict], cur: str) -> list[Expr]:
+        """Compile sibling operands, keeping the reference's left-to-right evaluation order."""
+        results: list[Expr] = []
+        for node in nodes:
+            with self.capture() as lines:
+                e = self.compile(node, cur)
+            if lines:
+                results = [r if r.pure else self.bind(r) for r in results]
+                self.splice(lines)
+            results.append(e)
+        return results
+
+    def _literal(self, node, cur):
+        return _literal(node["value"])
+
+    def _current(self, node, cur):
+        return _name(cur)
+
+    _identity = _current
+
+    def _variable(self, node, cur):
+        self.uses_scope = True
+        return Expr(f"scope.get({node['value']!r})", ATOM, pure=True)
+
+    def _field(self, node, cur):
+        key = literal_source(node["value"])
+        return Expr(f"{cur}.get({key}) if isinstance({cur}, dict) else None", COND, pure=True)
+
+    def _index(self, node, cur):
+        i = node["value"]
+        bound = f"len({cur}) > {i}" if i >= 0 else f"len({cur}) >= {-i}"
+        return Expr(
+            f"{cur}[{i}] if isinstance({cur}, list) and {bound} else None", COND, pure=True
+        )
+
+    def _slice(self, node, cur):
+        start, stop, step = ("" if v is None else str(v) for v in node["children"])
+        text = f"{start}:{stop}" + (f":{step}" if step else "")
+        return Expr(f"{cur}[{text}] if isinstance({cur}, list) else None", COND, pure=True,
+                    )
+
+    def _chain(self, children: list[dict], cur: str) -> Expr:
+        e = self.compile(children[0], cur)
+        var = None
+        for child in children[1:]:
+            if e.name:
+                name = e.src
+            else:
+                if var is None:
+                    var = self.new("v")
+                self.emit_statement(f"{var} = ", e)
+                name = var
+            e = self.compile(child, name)
+        return e
+
+    def _subexpression(self, node, cur):
+        return self._chain(node["children"], cur)
+
+    _index_expression = _subexpression
+
+    def _pipe(self, node, cur):
+        children = []
+        stack = [node]
+        while stack:  # flatten left-nested pipes: a | b | c
+            n = stack.pop()
+            if n["type"] == "pipe":
+                stack.extend(reversed(n["children"]))
+            else:
+                children.append(n)
+        return self._chain(children, cur)
+
+    def _flatten(self, node, cur):
+        base = self.compile(node["children"][0], cur)
+        return _call(self.use_helper("_jp_flatten"), [base.src], pure=base.pure)
+
+    def _project(self, base: Expr, right: dict, is_object: bool,
+                 condition: dict | None = None) -> Expr:
+        """Shared code for ``[*]``, ``.*``, ``[]`` and ``[?...]`` projections."""
+        b = self.bind(base).src
+        kind = "dict" if is_object else "list"
+        source = f"{b}.values()" if is_object else b
+        item = self.new("item")
+        with self.capture() as cond_lines:
+            test = truth(self.compile(condition, item)) if condition is not None else None
+        with self.capture() as body_lines:
+            r = self.compile(right, item)
+        if not cond_lines and not body_lines and r.name and r.src == item:
+            # Keeping the elements themselves: a list comprehension.
+            keep = [f"{item} is not None"]
+            if test is not None:
+                keep.insert(0, test.paren(AND))
+            comp = f"[{item} for {item} in {source} if {' and '.join(keep)}]"
+            return Expr(f"{comp} if isinstance({b}, {kind}) else None", COND,
+                        pure=test is None or test.pure)
+        out = self.new("out")
+        self.emit(f"if isinstance({b}, {kind}):")
+        with self.indented():
+            self.emit(f"{out} = []")
+            self.emit(f"for {item} in {source}:")
+            with self.indented():
+                if test is not None:
+                    self.splice(cond_lines)
+                    self.emit(f"if {test.src}:")
+                    self._depth += 1
+                self.splice(body_lines)
+                if r.nonnull:
+                    self.emit(f"{out}.append({r.src})")
+                else:
+                    rn = self.bind(r)
+                    self.emit(f"if {rn.src} is not None:")
+                    with self.indented():
+                        self.emit(f"{out}.append({rn.src})")
+                if test is not None:
+                    self._depth -= 1
+        self.emit("else:")
+        with self.indented():
+            self.emit(f"{out} = None")
+        return _name(out)
+
+    def _projection(self, node, cur):
+        left, right = node["children"]
+        return self._project(self.compile(left, cur), right, is_object=False)
+
+    def _value_projection(self, node, cur):
+        left, right = node["children"]
+        return self._project(self.compile(left, cur), right, is_object=True)
+
+    def _filter_projection(self, node, cur):
+        left, right, condition = node["children"]
+        return self._project(self.compile(left, cur), right, is_object=False,
+                             condition=condition)
+
+    def _multi_select(self, values: list[dict], cur: str, build) -> Expr:
+        with self.capture() as lines:
+            parts = self.compile_all(values, cur)
+        display = build(parts)
+        if not lines and len(display.src) <= 60:
+            pure = all(p.pure for p in parts)
+            return Expr(f"{display.src} if {cur} is not None else None", COND, pure=pure)
+        out = self.new("v")
+        self.emit(f"if {cur} is None:")
+        with self.indented():
+            self.emit(f"{out} = None")
+        self.emit("else:")
+        with self.indented():
+            self.splice(lines)
+            self.emit_statement(f"{out} = ", display)
+        return _name(out)
+
+    def _multi_select_list(self, node, cur):
+        return self._multi_select(
+            node["children"], cur, lambda parts: _display("[", [p.src for p in parts], "]")
+        )
+
+    def _multi_select_dict(self, node, cur):
+        keys = [literal_source(child["value"]) for child in node["children"]]
+        values = [child["children"][0] for child in node["children"]]
+        return self._multi_select(
+            values,
+            cur,
+            lambda parts: _display("{", [f"{k}: {p.src}" for k, p in zip(keys, parts)], "}"),
+        )
+
+    def _comparator(self, node, cur):
+        op = node["value"]
+        left, right = self.compile_all(node["children"], cur)
+        if op in ("eq", "ne"):
+            return self._equality(left, right, negate=op == "ne")
+        symbol, helper = _ORDERING[op]
+        return _call(self.use_helper(helper), [left.src, right.src], boolean=True)
+
+    def _equality(self, left: Expr, right: Expr, negate: bool) -> Expr:
+        if left.const is not None and right.const is None:
+            left, right = right, left
+        if right.const is None or left.const is not None:
+            e = _call(self.use_helper("_jp_eq"), [left.src, right.src], pure=left.pure and
+                      right.pure, boolean=True, nonnull=True)
+            if negate:
+                return Expr(f"not {e.src}", NOT, pure=e.pure, boolean=True, nonnull=True)
+            return e
+        value = right.const[0]
+        flags = dict(pure=left.pure, boolean=True, nonnull=True)
+        operand = left.paren(CMP)
+        if value is None or value is True or value is False:
+            return Expr(f"{operand} is {'not ' if negate else ''}{value!r}", CMP, **flags)
+        if isinstance(value, (int, float)) and value in (0, 1):
+            # 0 and 1 equal False and True in Python, never in JMESPath.
+            if not left.simple:
+                left = self.bind(left)
+            excluded = "False" if value == 0 else "True"
+            if negate:
+                return Expr(f"{left.src} != {right.src} or {left.src} is {excluded}", OR,
+                            **flags)
+            return Expr(f"{left.src} == {right.src} and {left.src} is not {excluded}", AND,
+                        **flags)
+        return Expr(f"{operand} {'!=' if negate else '=='} {right.paren(CMP)}", CMP, **flags)
+
+    def _and_expression(self, node, cur):
+        return self._logical(node, cur, is_or=False)
+
+    def _or_expression(self, node, cur):
+        return self._logical(node, cur, is_or=True)
+
+    def _logical(self, node, cur, is_or: bool) -> Expr:
+        left_node, right_node = node["children"]
+        left = self.compile(left_node, cur)
+        with self.capture() as right_lines:
+            right = self.compile(right_node, cur)
+        level, word = (OR, "or") if is_or else (AND, "and")
+        if left.boolean and not right_lines:
+            # For True/False/None, Python's and/or are JMESPath's.
+            return Expr(f"{left.paren(level)} {word} {right.paren(level)}", level,
+                        pure=left.pure and right.pure, boolean=right.boolean,
+                        nonnull=left.nonnull and right.nonnull)
+        if not right_lines:
+            if not left.simple:
+                left = self.bind(left)
+            test = truth(left).paren(COND)
+            first, second = (left, right) if is_or else (right, left)
+            return Expr(f"{first.paren(COND + 1)} if {test} else {second.paren(COND)}", COND,
+                        pure=left.pure and right.pure,
+                        boolean=left.boolean and right.boolean)
+        var = self.new("v")
+        self.emit_statement(f"{var} = ", left)
+        test = truth(_name(var, boolean=left.boolean))
+        self.emit(f"if not {test.paren(NOT)}:" if is_or else f"if {test.src}:")
+        with self.indented():
+            self.splice(right_lines)
+            self.emit_statement(f"{var} = ", right)
+        return _name(var, boolean=left.boolean and right.boolean)
+
+    def _not_expression(self, node, cur):
+        e = truth(self.compile(node["children"][0], cur))
+        return Expr(f"not {e.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
+
+    def _expref(self, node, cur):
+        """An ``&expr`` argument: a local function hoisted to the top of the body."""
+        name = self.new("expr")
+        with self.capture() as lines:
+            body = self.compile(node["children"][0], "value")
+            self.emit_statement("return ", body)
+        self._prelude.append((0, f"def {name}(value):"))
+        self._prelude.extend((depth + 1, line) for depth, line in lines)
+        self._prelude.append((0, ""))
+        return _name(name)
+
+    def _function_expression(self, node, cur):
+        name = node["value"]
+        sig = FUNCTIONS[name]
+        args = self.compile_all(node["children"], cur)
+        return _call(
+            self.use_helper(sig.helper),
+            [a.src for a in args],
+            boolean=name in BOOLEAN_FUNCTIONS,
+            nonnull=name in NON_NULL_FUNCTIONS,
+        )
+
+
+class InlineCompiler:
+    """Single Python expressions for simple ASTs (or None when not simple).
+
+    Handles field chains, literals, variables, ``@``, and comparisons, ``!``,
+    ``&&`` and ``||`` of those.  ``pure`` operands are evaluated eagerly where
+    the reference would short-circuit; that is only done when it cannot change
+    the result (they cannot raise).
+    """
+
+    def __init__(self, data_var: str, scope_var: str) -> None:
+        self.data = data_var
+        self.scope = scope_var
+        self.helpers: set[str] = set()
+
+    def compile(self, node: dict) -> Expr | None:
+        kind = node["type"]
+        if kind == "literal":
+            return _literal(node["value"])
+        if kind in ("current", "identity"):
+            return Expr(self.data, ATOM, simple=True, pure=True)
+        if kind == "variable":
+            return Expr(f"{self.scope}.get({node['value']!r})", ATOM, pure=True)
+        if kind in ("field", "subexpression", "index_expression"):
+            return self._path(node)
+        if kind == "comparator":
+            return self._comparator(node)
+        if kind == "not_expression":
+            e = self.compile(node["children"][0])
+            if e is None:
+                return None
+            t = self._truth(e)
+            return Expr(f"not {t.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
+        if kind in ("and_expression", "or_expression"):
+            return self._logical(node, kind == "or_expression")
+        return None
+
+    def _truth(self, e: Expr) -> Expr:
+        t = truth(e)
+        if "_jp_truthy(" in t.src and not e.boolean:
+            self.helpers.add("_jp_truthy")
+        return t
+
+    def _path(self, node: dict) -> Expr | None:
+        steps = node["children"] if node["type"] != "field" else [node]
+        # flatten nested chains such as subexpression[index_expression[...], field]
+        flat: list[dict] = []
+        stack = list(reversed(steps))
+        while stack:
+            n = stack.pop()
+            if n["type"] in ("subexpression", "index_expression"):
+                stack.extend(reversed(n["children"]))
+            else:
+                flat.append(n)
+        base = self.data
+        if flat and flat[0]["type"] == "variable":
+            base = f"{self.scope}.get({flat[0]['value']!r})"
+            flat = flat[1:]
+        elif flat and flat[0]["type"] in ("current", "identity"):
+            flat = flat[1:]
+        keys = []
+        for n in flat:
+            if n["type"] == "field":
+                keys.append(n["value"])
+            elif n["type"] == "index":
+                keys.append(n["value"])
+            else:
+                return None
+        if not keys:
+            return Expr(base, ATOM, simple=base == self.data, pure=True)
+        if len(keys) == 1 and base == self.data and isinstance(keys[0], str):
+            return Expr(
+                f"{base}.get({literal_source(keys[0])}) if isinstance({base}, dict) else None",
+                COND, pure=True)
+        self.helpers.add("_jp_path")
+        tup = "(" + ", ".join(literal_source(k) for k in keys) + ("," if len(keys) == 1 else "") + ")"
+        return Expr(f"_jp_path({base}, {tup})", ATOM, pure=True)
+
+    def _comparator(self, node: dict) -> Expr | None:
+        left = self.compile(node["children"][0])
+        right = self.compile(node["children"][1])
+        if left is None or right is None:
+            return None
+        op = node["value"]
+        if op in ("eq", "ne"):
+            if left.const is not None and right.const is None:
+                left, right = right, left
+            if right.const is not None and left.const is None:
+                value = right.const[0]
+                negate = op == "ne"
+                flags = dict(pure=left.pure, boolean=True, nonnull=True)
+                if value is None or value is True or value is False:
+                    return Expr(f"{left.paren(CMP)} is {'not ' if negate else ''}{value!r}",
+                                CMP, **flags)
+                if not (isinstance(value, (int, float)) and value in (0, 1)):
+                    return Expr(f"{left.paren(CMP)} {'!=' if negate else '=='} "
+                                f"{right.paren(CMP)}", CMP, **flags)
+            self.helpers.add("_jp_eq")
+            e = Expr(f"_jp_eq({left.src}, {right.src})", ATOM, pure=left.pure and right.pure,
+                     boolean=True, nonnull=True)
+            if op == "ne":
+                return Expr(f"not {e.src}", NOT, pure=e.pure, boolean=True, nonnull=True)
+            return e
+        helper = _ORDERING[op][1]
+        self.helpers.add(helper)
+        return Expr(f"{helper}({left.src}, {right.src})", ATOM, pure=False, boolean=True)
+
+    def _logical(self, node: dict, is_or: bool) -> Expr | None:
+        left = self.compile(node["children"][0])
+        right = self.compile(node["children"][1])
+        if left is None or right is None:
+            return None
+        level, word = (OR, "or") if is_or else (AND, "and")
+        if left.boolean:
+            return Expr(f"{left.paren(level)} {word} {right.paren(level)}", level,
+                        pure=left.pure and right.pure, boolean=right.boolean)
+        if not right.pure:
+            return None
+        if left.simple:
+            test = self._truth(left).paren(COND)
+            first, second = (left, right) if is_or else (right, left)
+            return Expr(f"{first.paren(COND + 1)} if {test} else {second.paren(COND)}", COND,
+                        pure=left.pure, boolean=left.boolean and right.boolean)
+        helper = "_jp_or" if is_or else "_jp_and"
+        self.helpers.add(helper)
+        return Expr(f"{helper}({left.src}, {right.src})", ATOM, pure=left.pure)
