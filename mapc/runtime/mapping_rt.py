@@ -542,13 +542,15 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
         data = data[3:]
     if not data.strip():
         return {"supported": False, "confidence": 0.0, "reason": "source is empty"}
-    text = data.decode("utf-8", "ignore" if truncated else "strict")
+    try:
+        text = data.decode("utf-8", "ignore" if truncated else "strict")
+    except UnicodeDecodeError:
+        return {"supported": False, "confidence": 0.0, "reason": "source is not UTF-8 text"}
     if container == "jsonl":
         lines = text.split("\n")
-        if truncated and len(lines) > 1:
-            lines = lines[:-1]  # the last line may be cut off
+        tail = lines.pop()  # after the last newline: empty, or a line that may be cut off
         values = []
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
             if len(values) >= max_lines:
                 break
             if not line.strip():
@@ -556,7 +558,12 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
             try:
                 values.append(json.loads(line))
             except (ValueError, RecursionError):
-                return {"supported": False, "confidence": 0.0, "reason": f"line {len(values) + 1} is not JSON"}
+                return {"supported": False, "confidence": 0.0, "reason": f"line {number} is not JSON"}
+        if not values and tail.strip():
+            try:  # the only line, possibly cut: judge what it holds so far
+                values.append(parse_prefix(tail)[0])
+            except (ValueError, RecursionError):
+                return {"supported": False, "confidence": 0.0, "reason": f"line {len(lines) + 1} is not JSON"}
         if not values:
             return {"supported": False, "confidence": 0.0, "reason": "no complete JSON line in the probed prefix"}
     else:
