@@ -1,0 +1,245 @@
+"""Target rlviz: an RLViz adapter plugin directory that passes RLViz's own validation.
+
+Files: ``rlviz-plugin.yaml`` (in the YAML subset RLViz parses), ``adapter.py``
+(the mapping program plus the process protocol from ``rlviz_rt``; standard
+library only), ``test_adapter.py`` and ``testdata/cases.json`` (RLViz's
+scaffold contract), the spec's fixtures (and the sibling files they use)
+copied into ``testdata/``, and a ``README.md`` for the reviewer. The built-in
+validator (:mod:`mapc.validators.rlviz`) runs the plugin exactly as
+``rlviz plugin validate`` does.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import textwrap
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mapc.codegen.pysrc import comment_text
+from mapc.codegen.templating import render_template
+from mapc.diagnostics import Diagnostic
+from mapc.spec import ir
+from mapc.targets import Target, ValidationReport
+
+LARGE_FIXTURE_BYTES = 256 << 10
+CASES = "testdata/cases.json"
+_FIXTURES_HINT = (
+    "name a small synthetic sample trace next to the spec, e.g.\n"
+    "fixtures:\n  - sample.jsonl\n  - {path: other.jsonl, min_records: 5}"
+)
+
+
+def testdata_files(spec: ir.Spec) -> dict[str, Path]:
+    """``testdata/`` name -> file: each fixture, and the sibling files it reads."""
+    out: dict[str, Path] = {}
+    for fx in spec.fixtures:
+        path = Path(fx.resolved)
+        out.setdefault(path.name, path)
+        for _, candidates in spec.source.siblings:
+            sibling = _sibling_of(path, candidates)
+            if sibling is not None:
+                out.setdefault(sibling[0], sibling[1])
+    return out
+
+
+def _sibling_of(fixture: Path, candidates) -> tuple[str, Path] | None:
+    """The sibling the adapter would read next to ``fixture`` (first existing candidate)."""
+    stem = fixture.stem
+    for template in candidates:
+        name = template.replace("{stem}", stem).replace("{name}", fixture.name)
+        rel = PurePosixPath(name)
+        if rel.is_absolute() or ".." in rel.parts or len(rel.parts) != 1:
+            continue  # only plain names next to the fixture are copied
+        candidate = fixture.parent / name
+        if candidate.is_file():
+            return name, candidate
+    return None
+
+
+class RlvizTarget(Target):
+    name = "rlviz"
+    description = "RLViz adapter plugin: rlviz-plugin.yaml, adapter.py, test_adapter.py, testdata/"
+
+    # -- spec rules -----------------------------------------------------------------
+    def check(self, spec: ir.Spec) -> list[Diagnostic]:
+        diags: list[Diagnostic] = []
+        if not spec.fixtures:
+            diags.append(spec.diag(
+                "missing_fixture", (),
+                "the rlviz target needs at least one fixture: a small sample trace that "
+                "test_adapter.py and mapc's validator run the adapter on",
+                hint=_FIXTURES_HINT,
+            ))
+            return diags
+        names: dict[str, int] = {}
+        for i, fx in enumerate(spec.fixtures):
+            path = Path(fx.resolved)
+            if path.name == "cases.json":
+                diags.append(spec.diag("reserved_fixture_name", ("fixtures", i),
+                                       "a fixture cannot be named cases.json (testdata/cases.json lists the cases)",
+                                       hint="rename the sample file"))
+            if path.name in names:
+                first = names[path.name]
+                diags.append(spec.diag("duplicate_fixture_name", ("fixtures", i),
+                                       f"fixtures[{first}] and fixtures[{i}] are both named {path.name!r}; "
+                                       "fixtures are copied side by side into testdata/",
+                                       hint="give each fixture its own file name"))
+            names.setdefault(path.name, i)
+            size = path.stat().st_size
+            if size > LARGE_FIXTURE_BYTES:
+                diags.append(spec.diag(
+                    "large_fixture", ("fixtures", i),
+                    f"fixture {fx.path} is {size} bytes; plugin testdata should be small "
+                    f"(under {LARGE_FIXTURE_BYTES >> 10} KiB) and synthetic",
+                    hint="cut the sample down to a few records", severity="warning",
+                ))
+        return diags
+
+    # -- files ------------------------------------------------------------------------
+    def render(self, spec: ir.Spec, program, out_dir: Path) -> dict[str, bytes]:
+        from mapc.codegen.program import module_source
+
+        adapter = module_source(
+            program,
+            entry=render_template("rlviz/adapter_entry.py.j2"),
+            docstring=_docstring(spec),
+            header="#!/usr/bin/env python3",
+            units=("rlviz_main",),
+        )
+        data = {name: path.read_bytes() for name, path in sorted(testdata_files(spec).items())}
+        counts = _record_counts(spec, adapter, data)
+        cases = [
+            {
+                "source": Path(fx.resolved).name,
+                "expected_format": spec.source.format,
+                "min_records": fx.min_records or counts.get(Path(fx.resolved).name) or 1,
+            }
+            for fx in spec.fixtures
+        ]
+        files: dict[str, bytes] = {
+            "adapter.py": adapter.encode("utf-8"),
+            "rlviz-plugin.yaml": render_template(
+                "rlviz/rlviz-plugin.yaml.j2", plugin_name=spec.name, version=spec.version,
+                description=_one_line(spec.description) or f"RLViz adapter for {spec.source.format} traces",
+            ).encode("utf-8"),
+            "test_adapter.py": render_template("rlviz/test_adapter.py.j2").encode("utf-8"),
+            CASES: (json.dumps({"schema_version": 1, "cases": cases}, indent=2, ensure_ascii=False) + "\n").encode(),
+            "README.md": render_template("rlviz/README.md.j2", **_readme_context(spec, cases)).encode("utf-8"),
+        }
+        for name, content in data.items():
+            files[f"testdata/{name}"] = content
+        return files
+
+    # -- validation --------------------------------------------------------------------
+    def validate_build(self, spec: ir.Spec, out_dir: Path) -> ValidationReport | None:
+        return self.validate(out_dir, [], {})
+
+    def validate(self, out_dir: Path, sources: list[Path], options: dict[str, Any]) -> ValidationReport:
+        from mapc.validators.rlviz.cases import validate_plugin_dir
+
+        return validate_plugin_dir(Path(out_dir), [Path(s) for s in sources])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _docstring(spec: ir.Spec) -> str:
+    src = spec.source
+    about = _one_line(spec.description)
+    lines = [f"RLViz adapter for {comment_text(src.format)} traces ({src.container}).", "",
+             f"Spec: {comment_text(spec.name)} {comment_text(spec.version)}.", ""]
+    if about:
+        lines += textwrap.wrap(comment_text(about, 2000), 79) + [""]
+    lines += [
+        "RLViz runs it as `python3 adapter.py probe|stream --request PATH`: `probe` reads a",
+        "bounded prefix and says whether the source is this format; `stream` prints canonical",
+        "NDJSON records on stdout, parents first, ending with one `complete` record. Standard",
+        "library only; the source is opened read-only and nothing else is touched.",
+    ]
+    return "\n".join(lines)
+
+
+def _record_counts(spec: ir.Spec, adapter: str, data: dict[str, bytes]) -> dict[str, int]:
+    """Records each fixture yields today (its min_records unless the spec sets one)."""
+    import tempfile
+
+    from mapc.codegen.program import load_module
+
+    ns = load_module(adapter, "mapc_rlviz_adapter")
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="mapc-rlviz-count-") as tmp:
+        for name, content in data.items():
+            Path(tmp, name).write_bytes(content)
+        for fx in spec.fixtures:
+            name = Path(fx.resolved).name
+            out = io.BytesIO()
+            try:
+                src = ns["SourceFile"](os.path.join(tmp, name), tmp, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
+                ns["write_canonical"](ns["map_source"], src, out, ns["MapState"]())
+            except Exception:  # the validator reports it, with context
+                continue
+            counts[name] = out.getvalue().count(b"\n") - 1
+    return counts
+
+
+def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
+    src = spec.source
+    probe = src.probe
+    conditions = [f"fields {', '.join(probe.require_text)} are present"] if probe.require_text else []
+    if probe.when is not None:
+        conditions.append(f"`{probe.when.text}` holds")
+    scope = "on every probed line" if src.container == "jsonl" else "in the document"
+    probe_text = (" and ".join(conditions) + f" {scope}") if conditions else "the prefix parses as JSON"
+    if src.container == "jsonl":
+        container_text = "JSON Lines, read one line at a time (memory stays flat)"
+        bounds = f"lines up to {src.max_line_bytes} bytes; invalid lines are " + (
+            "skipped with a warning" if src.invalid_lines == "skip" else "an error")
+    else:
+        container_text = "one JSON document"
+        bounds = f"documents up to {src.max_bytes} bytes"
+    levels = []
+    for lv in spec.levels:
+        how = f"one per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else "one per parent"
+        if not lv.declared:
+            how += " (defaults)"
+        levels.append(f"{lv.name}: {how}")
+    ev = spec.events
+    each = f"per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "per trajectory"
+    kinds = []
+    for rule in ev.rules:
+        if rule.skip:
+            kinds.append(("skip", rule.when))
+        for t in rule.emits:
+            kinds.append((t.kind, rule.when if t.when is None else t.when))
+    rules = "; ".join(f"{k} when `{w.text}`" if w is not None else f"{k} otherwise" for k, w in kinds)
+    levels.append(f"events: {each}, by the first matching rule ({rules})")
+    signal_names = []
+    for lv in spec.levels:
+        signal_names += [_signal_name(s) for s in lv.signals]
+    for rule in ev.rules:
+        for t in rule.emits:
+            signal_names += [_signal_name(s) for s in t.signals]
+    siblings = ", ".join(" or ".join(c) for _, c in src.siblings)
+    raw = ev.raw or bool(spec.target_option("rlviz", "raw", False)) or any(
+        t.raw for rule in ev.rules for t in rule.emits)
+    return {
+        "plugin_name": spec.name, "version": spec.version, "description": _one_line(spec.description),
+        "spec_file": Path(spec.file).name, "format": src.format, "container": src.container,
+        "container_text": container_text, "probe_bytes": probe.bytes, "probe_lines": probe.lines,
+        "confidence": probe.confidence, "probe_text": probe_text, "bounds_text": bounds,
+        "siblings": siblings, "levels": levels, "signals": ", ".join(dict.fromkeys(signal_names)),
+        "raw": raw, "cases": cases,
+    }
+
+
+def _signal_name(sig: ir.SignalSpec) -> str:
+    if isinstance(sig.name, ir.Literal):
+        return str(sig.name.value)
+    return f"`{getattr(sig.name, 'text', '?')}`"
+
+
+TARGET = RlvizTarget()

@@ -1,0 +1,107 @@
+"""``mapc validate --target rlviz``: RLViz's validation on given sources or on testdata/.
+
+With sources, each is validated as ``rlviz plugin validate`` would. Without,
+the plugin's ``testdata/cases.json`` is read with the rules of RLViz's
+scaffold (exact keys, fixtures inside testdata/) and each case must validate
+with the expected format and at least ``min_records`` records — what
+``python3 test_adapter.py`` checks with RLViz installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mapc.targets import ValidationReport
+from mapc.validators.rlviz.validate import Report, ValidationFailure, load_plugin, validate_adapter
+
+CASE_KEYS = {"source", "expected_format", "min_records"}
+
+
+class CaseFileError(ValueError):
+    """testdata/cases.json breaks the scaffold's rules."""
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_cases(plugin_dir: Path) -> list[tuple[str, Path, str, int]]:
+    """``(label, fixture, expected_format, min_records)`` per case of testdata/cases.json."""
+    testdata = (plugin_dir / "testdata").resolve()
+    try:
+        doc = json.loads((testdata / "cases.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CaseFileError(f"testdata/cases.json cannot be read: {exc}") from None
+    if not isinstance(doc, dict) or set(doc) != {"schema_version", "cases"}:
+        raise CaseFileError("testdata/cases.json must have exactly the keys schema_version and cases")
+    if not _count(doc["schema_version"]) or doc["schema_version"] != 1:
+        raise CaseFileError("testdata/cases.json: schema_version must be 1")
+    if not isinstance(doc["cases"], list) or not doc["cases"]:
+        raise CaseFileError("testdata/cases.json: cases must be a non-empty list")
+    out = []
+    for n, case in enumerate(doc["cases"], start=1):
+        if not isinstance(case, dict) or set(case) != CASE_KEYS:
+            raise CaseFileError(f"case {n}: needs exactly source, expected_format and min_records")
+        source, fmt, minimum = case["source"], case["expected_format"], case["min_records"]
+        if not isinstance(fmt, str) or not fmt:
+            raise CaseFileError(f"case {n}: expected_format must be a non-empty string")
+        if not _count(minimum) or minimum < 1:
+            raise CaseFileError(f"case {n}: min_records must be an integer of at least 1")
+        if not isinstance(source, str) or not source:
+            raise CaseFileError(f"case {n}: source must be a non-empty relative path")
+        rel = PurePosixPath(source)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise CaseFileError(f"case {n}: source {source!r} must stay inside testdata/")
+        path = Path(os.path.realpath(testdata / source))
+        if os.path.commonpath([str(testdata), str(path)]) != str(testdata) or not path.is_file():
+            raise CaseFileError(f"case {n}: fixture {source!r} is not a file inside testdata/")
+        out.append((f"testdata/{source}", path, fmt, minimum))
+    return out
+
+
+def describe(failure: ValidationFailure) -> str:
+    """The failure's message plus the context RLViz attaches (phase, kind, pass, line, record, field)."""
+    where = ", ".join(f"{k} {v}" for k, v in (("phase", failure.phase), ("kind", failure.kind),
+                                                ("pass", failure.pass_), ("line", failure.line),
+                                                ("record", failure.record_id), ("field", failure.field)) if v)
+    return failure.error + (f" [{where}]" if where else "")
+
+
+def validate_plugin_dir(plugin_dir: Path, sources: list[Path]) -> ValidationReport:
+    """Validate a plugin on ``sources`` (or on its testdata cases)."""
+    try:
+        plugin = load_plugin(plugin_dir)
+    except ValidationFailure as exc:
+        return ValidationReport(False, exc.payload(), f"rlviz: {plugin_dir}: {describe(exc)}")
+    if sources:
+        runs = [(str(s), s, None, None) for s in sources]
+    else:
+        try:
+            runs = read_cases(plugin_dir)
+        except CaseFileError as exc:
+            return ValidationReport(False, ValidationFailure(str(exc)).payload(), f"rlviz: {exc}")
+    results: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for label, path, fmt, minimum in runs:
+        try:
+            report: Report = validate_adapter(plugin, path)
+            if fmt is not None and report.format != fmt:
+                raise ValidationFailure(f"format {report.format!r}, expected {fmt!r} (testdata/cases.json)")
+            if minimum is not None and report.records < minimum:
+                raise ValidationFailure(f"{report.records} records, expected at least {minimum} (testdata/cases.json)")
+        except ValidationFailure as exc:
+            results.append({"source": label, "ok": False, **exc.payload()})
+            lines.append(f"rlviz: FAIL {label}: {describe(exc)}")
+            continue
+        results.append({"source": label, "ok": True, **report.payload()})
+        warn = f", {report.warnings} warning(s)" if report.warnings else ""
+        lines.append(f"rlviz: ok {label}: {report.records} records ({report.format}){warn}, deterministic")
+    ok = all(r["ok"] for r in results)
+    if len(results) == 1 and sources:
+        payload = {k: v for k, v in results[0].items() if k not in ("source", "ok")}
+    else:
+        payload = {"ok": ok, "plugin": plugin.manifest.name, "digest": plugin.digest, "results": results}
+    return ValidationReport(ok, payload, "\n".join(lines))
