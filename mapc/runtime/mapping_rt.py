@@ -500,6 +500,7 @@ class _PrefixParser:
             try:
                 key = self.value(depth + 1)
             except EOFError:
+                self.i = len(self.text)  # the cut: nothing after it to parse
                 return out
             if not isinstance(key, str):
                 raise ValueError("object keys must be strings")
@@ -512,6 +513,7 @@ class _PrefixParser:
             try:
                 out[key] = self.value(depth + 1)
             except EOFError:
+                self.i = len(self.text)  # the cut: nothing after it to parse
                 return out
 
     def _array(self, depth):
@@ -530,6 +532,7 @@ class _PrefixParser:
             try:
                 out.append(self.value(depth + 1))
             except EOFError:
+                self.i = len(self.text)  # the cut: nothing after it to parse
                 return out
 
 

@@ -16,13 +16,31 @@ __all__ = ["load_spec", "load_spec_text", "ir", "LoadedSpec"]
 def _compile(loaded: LoadedSpec, diags: Diagnostics, base_dir: Path) -> ir.Spec | None:
     if loaded.data is None or not diags.ok:
         return None
-    diags.extend(check_schema(loaded))
-    if not diags.ok:
-        return None
+    schema_diags = check_schema(loaded)
+    diags.extend(schema_diags)
     builder = Builder(loaded, base_dir)
+    if schema_diags:
+        # still report what the semantic layer finds elsewhere: every error at once
+        if isinstance(loaded.data, dict):
+            builder.build(tolerant=True)
+            reported = {d.path for d in schema_diags}
+            diags.extend(d for d in builder.diags if not _under(d.path, reported))
+        return None
     spec = builder.build()
     diags.extend(builder.diags)
     return spec if diags.ok else None
+
+
+def _under(path: str | None, reported: set) -> bool:
+    """Whether ``path`` is, or lies inside, a path the schema layer already reported."""
+    if path is None:
+        return False
+    for r in reported:
+        if r is None:
+            continue
+        if path == r or path.startswith(r + ".") or path.startswith(r + "["):
+            return True
+    return False
 
 
 def load_spec(path: str | Path) -> tuple[ir.Spec | None, Diagnostics]:

@@ -555,6 +555,7 @@ class Builder:
         if data is None:
             return None
         path = ("tasks",)
+        items_path = path if isinstance(data, list) else path + ("items",)
         if isinstance(data, list):
             data = {"items": data}
         suite = tuple(data.get("suite_tags") or [])
@@ -568,7 +569,7 @@ class Builder:
         items: list[ir.Task] = []
         if "items" in data:
             for i, t in enumerate(data["items"]):
-                items.append(self._task(t, path + ("items", i), literal=True))
+                items.append(self._task(t, items_path + (i,), literal=True))
         elif "from" in data:
             items = self._tasks_from_file(data, path)
         else:
@@ -594,7 +595,7 @@ class Builder:
             if file_mark:
                 self.diags.append(Diagnostic(code=code, message=msg, hint=hint, **file_mark))
             else:
-                self.error(code, path + (sub,), msg, hint=hint)
+                self.error(code, path + (sub if isinstance(sub, tuple) else (sub,)), msg, hint=hint)
 
         if not isinstance(tid, str):
             err("invalid_task_id", "id", f"task id must be a string, got {type(tid).__name__}")
@@ -608,10 +609,10 @@ class Builder:
         if not isinstance(tags, list) or not all(isinstance(x, str) for x in tags):
             err("invalid_tag", "tags", "tags must be a list of strings")
             tags = []
-        for tag in tags:
+        for j, tag in enumerate(tags):
             p = tag_problem(tag)
             if p:
-                err("invalid_tag", "tags", f"tag {tag!r}: {p}")
+                err("invalid_tag", ("tags", j), f"tag {tag!r}: {p}")
         split = t.get("split")
         if split is not None and split not in ("train", "val", "test"):
             err("invalid_value", "split", f"split {split!r} is not one of train, val, test")
@@ -737,29 +738,40 @@ class Builder:
         return tuple(out)
 
     # -- whole spec --------------------------------------------------------------
-    def build(self) -> ir.Spec | None:
+    def _section(self, fn, default=None):
+        """Run one part of the build; in tolerant mode a shape error skips just that part."""
+        if not self.tolerant:
+            return fn()
+        try:
+            return fn()
+        except Exception:  # data the schema already rejected; its diagnostics are reported
+            return default
+
+    def build(self, tolerant: bool = False) -> ir.Spec | None:
+        """Build the IR. ``tolerant`` (after schema errors) only collects what it can."""
+        self.tolerant = tolerant
         data = self.spec.data
-        self._tables = data.get("tables") or {}
-        source = self.source(data["source"])
-        records = data.get("records") or {}
+        self._tables = data.get("tables") if isinstance(data.get("tables"), dict) else {}
+        source = self._section(lambda: self.source(data["source"]))
+        records = data.get("records") if isinstance(data.get("records"), dict) else {}
         if "records" not in data:
             self.error("missing_key", (), "missing required key 'records'",
                        hint="records say how source values become run/case/group/trajectory/events")
         variables = set(BASE_VARIABLES)
-        levels = [self.level(name, records, variables) for name in LEVELS]
-        events = self.events(records, variables) if "records" in data else None
-        line_level = self._line_level(source, levels, events)
-        evaluators = self.evaluators(data.get("evaluators"))
+        levels = [self._section(lambda n=name: self.level(n, records, variables)) for name in LEVELS]
+        events = self._section(lambda: self.events(records, variables)) if "records" in data else None
+        line_level = self._section(lambda: self._line_level(source, levels, events))
+        evaluators = self._section(lambda: self.evaluators(data.get("evaluators")), ())
         usage = []
         for key in ("cost_usd", "tokens"):
             if key in (data.get("usage") or {}):
-                e = self.expr(data["usage"][key], ("usage", key), {"task", "tables"})
+                e = self._section(lambda k=key: self.expr(data["usage"][k], ("usage", k), {"task", "tables"}))
                 if e is not None:
                     usage.append((key, e))
-        tasks = self.tasks(data.get("tasks"))
-        agent = self.agent(data.get("agent"))
-        fixtures = self.fixtures(data.get("fixtures"))
-        if any(d.is_error for d in self.diags) or events is None:
+        tasks = self._section(lambda: self.tasks(data.get("tasks")))
+        agent = self._section(lambda: self.agent(data.get("agent")))
+        fixtures = self._section(lambda: self.fixtures(data.get("fixtures")), ())
+        if tolerant or any(d.is_error for d in self.diags) or events is None:
             return None
         return ir.Spec(
             name=data["name"],

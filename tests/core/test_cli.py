@@ -1,0 +1,116 @@
+"""The mapc command line: exit codes, --json, and never a traceback for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mapc import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "verifiers-math"
+CANONICAL_SCHEMA = ROOT.parent / "shared" / "upstream" / "rlviz" / "schemas" / "v1alpha1" / "canonical-record.schema.json"
+
+
+def mapc(*args, cwd=None, env=None, input=None):
+    return subprocess.run(
+        [sys.executable, "-m", "mapc.cli", *map(str, args)],
+        cwd=cwd or ROOT, capture_output=True, timeout=120, env=env, input=input,
+    )
+
+
+def test_version():
+    proc = mapc("--version")
+    assert proc.returncode == 0 and proc.stdout.decode().strip() == f"mapc {__version__}"
+
+
+def test_schema_prints_the_spec_schema_and_it_accepts_the_example():
+    proc = mapc("schema")
+    assert proc.returncode == 0
+    schema = json.loads(proc.stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    import yaml
+
+    jsonschema.validate(yaml.safe_load((EXAMPLE / "spec.yaml").read_text()), schema)
+
+
+def test_run_prints_canonical_records_that_pass_the_rlviz_schema():
+    proc = mapc("run", EXAMPLE / "spec.yaml", EXAMPLE / "results.jsonl")
+    assert proc.returncode == 0, proc.stderr.decode()
+    validator = jsonschema.Draft202012Validator(json.loads(CANONICAL_SCHEMA.read_text()))
+    lines = proc.stdout.decode().splitlines()
+    records = [json.loads(x) for x in lines]
+    for rec in records:
+        errors = list(validator.iter_errors(rec))
+        assert not errors, (rec, errors[0].message)
+    kinds = [r["record_type"] for r in records]
+    assert kinds[0] == "run" and kinds[-1] == "complete" and kinds.count("complete") == 1
+    assert records[-1]["records"] == len(records) - 1
+    assert kinds.count("case") == 5 and kinds.count("trajectory") == 15
+    ids = [r["id"] for r in records if "id" in r]
+    assert len(ids) == len(set(ids))
+
+
+def test_run_json_mode_and_dry_run_errors():
+    proc = mapc("run", "--json", EXAMPLE / "spec.yaml", EXAMPLE / "results.jsonl")
+    payload = json.loads(proc.stdout)
+    assert proc.returncode == 0 and payload["ok"] and payload["records"][-1]["record_type"] == "complete"
+    proc = mapc("run", EXAMPLE / "spec.yaml", EXAMPLE)  # a directory is not a trace
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "directory" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_unknown_target_is_a_usage_error_listing_known_targets(tmp_path):
+    proc = mapc("build", EXAMPLE / "spec.yaml", "--target", "nope", "-o", tmp_path / "out")
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "unknown target 'nope'" in err and "known targets" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\x00\x01\x02binary", b"\xff\xfe not utf-8", b"- a list\n- not a mapping\n", b"key: [unclosed\n", b""],
+)
+def test_garbage_specs_get_diagnostics_not_tracebacks(tmp_path, content):
+    spec = tmp_path / "spec.yaml"
+    spec.write_bytes(content)
+    proc = mapc("check", spec)
+    assert proc.returncode == 1
+    assert b"Traceback" not in proc.stderr and b"error[" in proc.stderr
+    proc = mapc("check", "--json", spec)
+    payload = json.loads(proc.stdout)
+    assert payload["ok"] is False and payload["diagnostics"]
+
+
+def test_missing_and_directory_specs(tmp_path):
+    for path, code in ((tmp_path / "nope.yaml", "file_not_found"), (tmp_path, "not_a_file")):
+        proc = mapc("check", "--json", path)
+        assert proc.returncode == 1
+        assert json.loads(proc.stdout)["diagnostics"][0]["code"] == code
+
+
+def test_usage_errors_exit_2():
+    assert mapc("build").returncode == 2
+    assert mapc("frobnicate").returncode == 2
+
+
+def test_check_ok_exit_0():
+    proc = mapc("check", EXAMPLE / "spec.yaml")
+    assert proc.returncode == 0 and b"valid mapc spec" in proc.stderr
+
+
+def test_internal_errors_are_one_line_without_traceback(tmp_path):
+    env = dict(os.environ)
+    env.pop("MAPC_DEBUG", None)
+    # a spec path that makes stat() fail with ENAMETOOLONG exercises the OS-error path
+    proc = mapc("check", "x" * 5000 + ".yaml", env=env)
+    assert proc.returncode in (1, 2)
+    assert b"Traceback" not in proc.stderr
