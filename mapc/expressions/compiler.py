@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import math
+import re
+import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -133,6 +136,32 @@ _ORDERING = {"lt": ("<", "_jp_lt"), "lte": ("<=", "_jp_le"), "gt": (">", "_jp_gt
              "gte": (">=", "_jp_ge")}
 
 
+_TEMP_NAME = re.compile(r"(v|out|item|expr)([0-9]+)")
+
+
+def _renumber(lines: list[str]) -> list[str]:
+    """Number temporaries in order of first appearance (v1, v2, ... top to bottom)."""
+    text = "\n".join(lines)
+    mapping: dict[str, str] = {}
+    counters: dict[str, int] = {}
+    edits = []
+    for tok in tokenize.generate_tokens(io.StringIO(text + "\n").readline):
+        if tok.type != tokenize.NAME:
+            continue
+        m = _TEMP_NAME.fullmatch(tok.string)
+        if not m:
+            continue
+        if tok.string not in mapping:
+            counters[m.group(1)] = counters.get(m.group(1), 0) + 1
+            mapping[tok.string] = f"{m.group(1)}{counters[m.group(1)]}"
+        edits.append((tok.start, tok.end, mapping[tok.string]))
+    out = list(lines)
+    for (row, col), (_, end), new in reversed(edits):
+        line = out[row - 1]
+        out[row - 1] = line[:col] + new + line[end:]
+    return out
+
+
 class FunctionCompiler:
     """Compiles one checked AST into the body of ``def <name>(data, scope)``."""
 
@@ -143,6 +172,7 @@ class FunctionCompiler:
         self._lines: list[tuple[int, str]] = []
         self._depth = 0
         self._prelude: list[tuple[int, str]] = []
+        self._nonnull: set[str] = set()  # names known not to be None where code goes now
 
     # -- emission ---------------------------------------------------------
     def new(self, prefix: str) -> str:
@@ -197,6 +227,26 @@ class FunctionCompiler:
         self.emit_statement(f"{var} = ", e)
         return _name(var, boolean=e.boolean, nonnull=e.nonnull)
 
+    def operands(self, exprs: list[Expr]) -> list[Expr]:
+        """Operands with conditional or long expressions moved to variables first.
+
+        Keeps lines short and readable.  Impure operands before a moved one are
+        moved too, so the evaluation order stays left to right.
+        """
+        need = [not e.name and (e.prec <= COND or len(e.src) > 60) for e in exprs]
+        if not any(need):
+            return exprs
+        last = max(i for i, n in enumerate(need) if n)
+        return [
+            self.bind(e) if need[i] or (i < last and not e.pure and not e.name) else e
+            for i, e in enumerate(exprs)
+        ]
+
+    def truth(self, e: Expr) -> Expr:
+        if e.const is None and not e.boolean and e.prec < ATOM:
+            e = self.bind(e)  # used right away, so binding never reorders anything
+        return truth(e)
+
     def use_helper(self, name: str) -> str:
         self.helpers.add(name)
         return name
@@ -213,7 +263,7 @@ class FunctionCompiler:
                 body.append((0, ""))
             body += self._prelude
         body += self._lines
-        return [("    " * depth + line) if line else "" for depth, line in body]
+        return _renumber([("    " * depth + line) if line else "" for depth, line in body])
 
     def constant_body(self, value) -> list[str]:
         return [f"return {literal_source(value)}"]
@@ -305,17 +355,18 @@ class FunctionCompiler:
         source = f"{b}.values()" if is_object else b
         item = self.new("item")
         with self.capture() as cond_lines:
-            test = truth(self.compile(condition, item)) if condition is not None else None
+            test = self.truth(self.compile(condition, item)) if condition is not None else None
         with self.capture() as body_lines:
             r = self.compile(right, item)
         if not cond_lines and not body_lines and r.name and r.src == item:
-            # Keeping the elements themselves: a list comprehension.
+            # Keeping the elements themselves: a list comprehension, if it is short.
             keep = [f"{item} is not None"]
             if test is not None:
                 keep.insert(0, test.paren(AND))
             comp = f"[{item} for {item} in {source} if {' and '.join(keep)}]"
-            return Expr(f"{comp} if isinstance({b}, {kind}) else None", COND,
-                        pure=test is None or test.pure)
+            comp = f"{comp} if isinstance({b}, {kind}) else None"
+            if len(comp) <= 80:
+                return Expr(comp, COND, pure=test is None or test.pure)
         out = self.new("out")
         self.emit(f"if isinstance({b}, {kind}):")
         with self.indented():
@@ -355,10 +406,17 @@ class FunctionCompiler:
                              condition=condition)
 
     def _multi_select(self, values: list[dict], cur: str, build) -> Expr:
-        with self.capture() as lines:
-            parts = self.compile_all(values, cur)
+        if cur in self._nonnull:  # nested in a multiselect of the same value
+            display = build(self.compile_all(values, cur))
+            return self.bind(display) if len(display.src) > 60 else display
+        self._nonnull.add(cur)
+        try:
+            with self.capture() as lines:
+                parts = self.compile_all(values, cur)
+        finally:
+            self._nonnull.discard(cur)
         display = build(parts)
-        if not lines and len(display.src) <= 60:
+        if not lines and len(display.src) <= 45:
             pure = all(p.pure for p in parts)
             return Expr(f"{display.src} if {cur} is not None else None", COND, pure=pure)
         out = self.new("v")
@@ -387,7 +445,7 @@ class FunctionCompiler:
 
     def _comparator(self, node, cur):
         op = node["value"]
-        left, right = self.compile_all(node["children"], cur)
+        left, right = self.operands(self.compile_all(node["children"], cur))
         if op in ("eq", "ne"):
             return self._equality(left, right, negate=op == "ne")
         symbol, helper = _ORDERING[op]
@@ -454,7 +512,7 @@ class FunctionCompiler:
         return _name(var, boolean=left.boolean and right.boolean)
 
     def _not_expression(self, node, cur):
-        e = truth(self.compile(node["children"][0], cur))
+        e = self.truth(self.compile(node["children"][0], cur))
         return Expr(f"not {e.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
 
     def _expref(self, node, cur):
@@ -471,7 +529,7 @@ class FunctionCompiler:
     def _function_expression(self, node, cur):
         name = node["value"]
         sig = FUNCTIONS[name]
-        args = self.compile_all(node["children"], cur)
+        args = self.operands(self.compile_all(node["children"], cur))
         return _call(
             self.use_helper(sig.helper),
             [a.src for a in args],
