@@ -191,7 +191,7 @@ def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
     probe = src.probe
     conditions = [f"fields {', '.join(probe.require_text)} are present"] if probe.require_text else []
     if probe.when is not None:
-        conditions.append(f"`{probe.when.text}` holds")
+        conditions.append(f"{probe.when.text} holds")
     scope = "on every probed line" if src.container == "jsonl" else "in the document"
     probe_text = (" and ".join(conditions) + f" {scope}") if conditions else "the prefix parses as JSON"
     if src.container == "jsonl":
@@ -202,21 +202,24 @@ def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
         container_text = "one JSON document"
         bounds = f"documents up to {src.max_bytes} bytes"
     levels = []
+    parent = "source file"
     for lv in spec.levels:
-        how = f"one per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else "one per parent"
+        how = f"one per element of {lv.scope.loops[0].each.text}" if lv.scope.loops else f"one per {parent}"
         if not lv.declared:
-            how += " (defaults)"
+            how += " (not in the spec: defaults)"
         levels.append(f"{lv.name}: {how}")
+        parent = lv.name
     ev = spec.events
-    each = f"per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "per trajectory"
-    kinds = []
+    each = f"one per element of {ev.scope.loops[0].each.text}" if ev.scope.loops else "one per trajectory"
+    levels.append(f"events: {each}, mapped by the first matching rule:")
+    rules = []
     for rule in ev.rules:
+        when = f"when {rule.when.text}" if rule.when is not None else "otherwise"
         if rule.skip:
-            kinds.append(("skip", rule.when))
+            rules.append(f"skipped {when}")
         for t in rule.emits:
-            kinds.append((t.kind, rule.when if t.when is None else t.when))
-    rules = "; ".join(f"{k} when `{w.text}`" if w is not None else f"{k} otherwise" for k, w in kinds)
-    levels.append(f"events: {each}, by the first matching rule ({rules})")
+            extra = f" (and {t.when.text})" if t.when is not None else ""
+            rules.append(f"{t.kind} {when}{extra}")
     signal_names = []
     for lv in spec.levels:
         signal_names += [_signal_name(s) for s in lv.signals]
@@ -232,14 +235,14 @@ def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
         "container_text": container_text, "probe_bytes": probe.bytes, "probe_lines": probe.lines,
         "confidence": probe.confidence, "probe_text": probe_text, "bounds_text": bounds,
         "siblings": siblings, "levels": levels, "signals": ", ".join(dict.fromkeys(signal_names)),
-        "raw": raw, "cases": cases,
+        "raw": raw, "cases": cases, "rules": rules,
     }
 
 
 def _signal_name(sig: ir.SignalSpec) -> str:
     if isinstance(sig.name, ir.Literal):
         return str(sig.name.value)
-    return f"`{getattr(sig.name, 'text', '?')}`"
+    return str(getattr(sig.name, "text", "(computed)"))
 
 
 TARGET = RlvizTarget()
