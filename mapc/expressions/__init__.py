@@ -88,6 +88,8 @@ class CompiledExpression:
         ns = dict(_runtime_namespace(helpers))
         exec(compile(self.function_source("expression"), "<mapc-expression>", "exec"), ns)
         self._function = ns["expression"]
+        #: The compiled function itself, ``evaluate(data, scope)``: the fastest way to call it.
+        self.evaluate = self._function
 
     def __call__(self, data, scope=None):
         return self._function(data, scope)

@@ -36,12 +36,21 @@ OR = 20
 COND = 10
 
 
+def string_source(text: str) -> str:
+    """A Python string literal for ``text``: ``repr()``, in double quotes like black."""
+    source = repr(text)
+    if source[0] == "'" and '"' not in text and "'" not in text:
+        # Without quote characters the escapes inside are the same for both styles.
+        source = '"' + source[1:-1] + '"'
+    return source
+
+
 def literal_source(value) -> str:
     """Python source for a JSON value, safe for any content (built on repr())."""
     if value is None or value is True or value is False:
         return repr(value)
     if isinstance(value, str):
-        return repr(value)
+        return string_source(value)
     if isinstance(value, int):
         return repr(int(value))
     if isinstance(value, float):
@@ -294,7 +303,7 @@ class FunctionCompiler:
 
     def _variable(self, node, cur):
         self.uses_scope = True
-        return Expr(f"scope.get({node['value']!r})", ATOM, pure=True)
+        return Expr(f"scope.get({string_source(node['value'])})", ATOM, pure=True)
 
     def _field(self, node, cur):
         key = literal_source(node["value"])
@@ -559,7 +568,7 @@ class InlineCompiler:
         if kind in ("current", "identity"):
             return Expr(self.data, ATOM, simple=True, pure=True)
         if kind == "variable":
-            return Expr(f"{self.scope}.get({node['value']!r})", ATOM, pure=True)
+            return Expr(f"{self.scope}.get({string_source(node['value'])})", ATOM, pure=True)
         if kind in ("field", "subexpression", "index_expression"):
             return self._path(node)
         if kind == "comparator":
@@ -593,7 +602,7 @@ class InlineCompiler:
                 flat.append(n)
         base = self.data
         if flat and flat[0]["type"] == "variable":
-            base = f"{self.scope}.get({flat[0]['value']!r})"
+            base = f"{self.scope}.get({string_source(flat[0]['value'])})"
             flat = flat[1:]
         elif flat and flat[0]["type"] in ("current", "identity"):
             flat = flat[1:]
