@@ -194,7 +194,7 @@ class MappingGenerator:
         else:
             # one group (case) per parent: repeated parents share it
             default = f'child_id("{_ID_PREFIX[name]}", parent["id"])'
-        rec_id = f"{native} or {default}" if native else default
+        rec_id = f"{native} or ({default})" if native else default
         parent_ref = f', "{_PARENT_KEY[name]}": parent["id"]' if name in _PARENT_KEY else ""
         w.line(f'rec = {{"record_type": "{name}", "id": {rec_id}{parent_ref}}}')
         w.line(f"s[{literal(name)}] = rec")
