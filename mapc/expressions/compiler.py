@@ -58,7 +58,7 @@ def literal_source(value) -> str:
             return "float('nan')"
         if math.isinf(value):
             return "float('inf')" if value > 0 else "float('-inf')"
-        return repr(float(value))
+        return repr(float(value)).replace("e+", "e")  # 1e21, as black writes it
     if isinstance(value, list):
         return "[" + ", ".join(literal_source(v) for v in value) + "]"
     if isinstance(value, dict):

@@ -162,9 +162,7 @@ def _jp_check_numbers(function, value):
 def _jp_check_sortable(function, value):
     """An array of numbers or an array of strings (the first element decides)."""
     if not isinstance(value, list):
-        raise _jp_type_error(
-            f"{function}() argument", value, "an array of numbers or of strings"
-        )
+        raise _jp_type_error(f"{function}() argument", value, "an array of numbers or of strings")
     if value:
         if isinstance(value[0], str):
             for element in value:
@@ -175,9 +173,7 @@ def _jp_check_sortable(function, value):
                 if not _jp_is_number(element):
                     raise _jp_type_error(f"{function}() array element", element, "a number")
         else:
-            raise _jp_type_error(
-                f"{function}() array element", value[0], "a number or a string"
-            )
+            raise _jp_type_error(f"{function}() array element", value[0], "a number or a string")
 
 
 def _jp_sort_key(function, key):
@@ -546,9 +542,7 @@ def _jp_regex(pattern):
 
 def _jp_regex_extract(subject, pattern, group=None):
     """First match: ``group`` if given, else group 1 if any, else the whole match."""
-    if group is not None and (
-        isinstance(group, bool) or not isinstance(group, (int, str))
-    ):
+    if group is not None and (isinstance(group, bool) or not isinstance(group, (int, str))):
         raise _jp_type_error("regex_extract() group", group, "an integer or a string")
     if not isinstance(subject, str):
         return None
