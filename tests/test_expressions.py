@@ -735,3 +735,17 @@ def test_temporaries_renumbered_outside_strings_only():
     src = compile_expression('v9.out3 || "item2"[0]').function_source("f")
     assert '"v9"' in src and '"out3"' in src and '"item2"' in src
     assert "v1 = " in src
+
+
+def test_expression_error_pickles():
+    import pickle
+
+    err = error_of("to_strng(@)")
+    copy = pickle.loads(pickle.dumps(err))
+    assert (copy.kind, copy.message, copy.column, copy.hint) == (
+        err.kind, err.message, err.column, err.hint)
+
+
+def test_no_variables_allowed():
+    err = error_of("$x", variables=())
+    assert (err.kind, err.hint) == ("unknown-variable", "no variables are available here")

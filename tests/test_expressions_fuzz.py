@@ -12,6 +12,7 @@ The default run is short; set ``MAPC_FUZZ_EXAMPLES`` (e.g. 20000) for a longer o
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import warnings
@@ -240,3 +241,45 @@ def test_compiled_matches_jmespath(expression, data):
 )
 def test_known_tricky_cases(expression, data):
     check_agreement(expression, data)
+
+
+# --- variables ---------------------------------------------------------------------
+# A variable's value does not depend on the current element, exactly like a JSON
+# literal: `$v` with scope {"v": X} must behave like the reference on `X` spelled as
+# a backtick literal.
+var_leaves = st.one_of(leaves, st.sampled_from(["$v", "$w", "$v.a", "$w[0]"]))
+var_expressions = st.recursive(var_leaves, _extend, max_leaves=10)
+
+
+def _as_literal(value) -> str:
+    return "`" + json.dumps(value).replace("`", "\\`") + "`"
+
+
+@settings(
+    max_examples=max(MAX_EXAMPLES // 3, 50),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(expression=var_expressions, data=top_documents, v=documents, w=documents)
+def test_variables_behave_like_literals(expression, data, v, w):
+    substituted = (
+        expression.replace("$v", "(" + _as_literal(v) + ")").replace("$w", "(" + _as_literal(w) + ")")
+    )
+    expected = _reference(substituted, data)
+    try:
+        ce = compile_expression(expression)
+    except ExpressionError as e:
+        if e.kind in ("invalid-type", "invalid-value"):
+            return
+        assert expected == ("error", e.kind), (expression, substituted, e)
+        return
+    try:
+        got = ("ok", ce(data, {"v": v, "w": w}))
+    except ExpressionTypeError:
+        got = ("error", "invalid-type")
+    except ExpressionValueError:
+        got = ("error", "invalid-value")
+    if expected[0] == "ok" and got[0] == "ok":
+        assert _same(got[1], expected[1]), (expression, substituted, data, expected, got)
+    else:
+        assert got == expected, (expression, substituted, data, expected, got)

@@ -74,8 +74,9 @@ def _check_function(node: dict, ctx: CheckContext) -> dict:
         if ctx.allowed_variables is not None and variable not in ctx.allowed_variables:
             allowed = sorted(ctx.allowed_variables)
             hint = did_you_mean(variable, allowed)
-            if hint is None and allowed:
-                hint = "available: " + ", ".join(f"${v}" for v in allowed)
+            if hint is None:
+                hint = ("available: " + ", ".join(f"${v}" for v in allowed)) if allowed else (
+                    "no variables are available here")
             elif hint is not None:
                 hint = hint.replace("did you mean '", "did you mean '$")
             raise ExpressionError("unknown-variable", f"unknown variable ${variable}",

@@ -35,6 +35,9 @@ class ExpressionError(Exception):
         self.text = text
         super().__init__(self._render())
 
+    def __reduce__(self):
+        return (type(self), (self.kind, self.message, self.column, self.hint, self.text))
+
     def _render(self) -> str:
         out = f"{self.message} (column {self.column})"
         if self.hint:
