@@ -68,6 +68,7 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     from mapc.output import OutputConflict, write_output
 
     try:
+        files = target.reconcile(spec, out, files, force=force)
         write_output(out, files, roots=target.owned_roots(spec), force=force)
     except OutputConflict as exc:
         diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint))

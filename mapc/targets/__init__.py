@@ -49,6 +49,15 @@ class Target:
         """
         return [""]
 
+    def reconcile(self, spec: ir.Spec, out_dir: Path, files: dict[str, bytes], *, force: bool) -> dict[str, bytes]:
+        """Adjust ``files`` to what already exists in ``out_dir``, just before writing.
+
+        Raise ``mapc.output.OutputConflict`` rather than replace a file the user
+        owns; return the files to write (e.g. merged with a user's file when
+        ``force``). The default writes ``files`` as rendered.
+        """
+        return files
+
     def validate_build(self, spec: ir.Spec, out_dir: Path) -> ValidationReport | None:
         """Run the built-in validator right after a build (e.g. on the spec's fixtures)."""
         return None
