@@ -237,6 +237,10 @@ def test_compiled_matches_jmespath(expression, data):
         ("[?a != `1`]", [{"a": True}, {"a": 1}, {"a": 2}]),
         ("a[::-1][?@ > `0`] | [0]", {"a": [3, -1, 2]}),
         ("!a || b && c", {"a": 0, "b": [], "c": "x"}),
+        # "@ is not null" known inside a multiselect must not leak into &expr bodies
+        ("map(&[a, map(&[c], b)], @)", [{"a": 1, "b": [None, {"c": 2}]}]),
+        ("[a, map(&{x: @}, b)]", {"a": 1, "b": [None, 2]}),
+        ("[a, b[*].[c, [d]]]", {"a": 1, "b": [None, {"c": 2}, 3]}),
     ],
 )
 def test_known_tricky_cases(expression, data):

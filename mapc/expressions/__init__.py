@@ -86,7 +86,8 @@ class CompiledExpression:
         self._ast = ast
         self._body = body
         ns = dict(_runtime_namespace(helpers))
-        exec(compile(self.function_source("expression"), "<mapc-expression>", "exec"), ns)
+        # the very function text that python_source shows
+        exec(compile(self._module_function(), "<mapc-expression>", "exec"), ns)
         self._function = ns["expression"]
         #: The compiled function itself, ``evaluate(data, scope)``: the fastest way to call it.
         self.evaluate = self._function
@@ -114,11 +115,13 @@ class CompiledExpression:
             parts.append("\n".join(imports))
         if self.helpers:
             parts.append(_runtime.extract(self.helpers).rstrip("\n"))
-        function = self.function_source("expression").replace(
+        parts.append(self._module_function().rstrip("\n"))
+        return "\n\n\n".join(parts) + "\n"
+
+    def _module_function(self) -> str:
+        return self.function_source("expression").replace(
             "def expression(data, scope):", "def expression(data, scope=None):", 1
         )
-        parts.append(function.rstrip("\n"))
-        return "\n\n\n".join(parts) + "\n"
 
     def inline_source(self, data_var: str = "data", scope_var: str = "scope") -> str | None:
         """A single Python expression computing the value, for simple expressions.

@@ -527,9 +527,13 @@ class FunctionCompiler:
     def _expref(self, node, cur):
         """An ``&expr`` argument: a local function hoisted to the top of the body."""
         name = self.new("expr")
-        with self.capture() as lines:
-            body = self.compile(node["children"][0], "value")
-            self.emit_statement("return ", body)
+        saved, self._nonnull = self._nonnull, set()  # "value" is a new variable here
+        try:
+            with self.capture() as lines:
+                body = self.compile(node["children"][0], "value")
+                self.emit_statement("return ", body)
+        finally:
+            self._nonnull = saved
         self._prelude.append((0, f"def {name}(value):"))
         self._prelude.extend((depth + 1, line) for depth, line in lines)
         self._prelude.append((0, ""))
