@@ -27,8 +27,8 @@ from mapc.targets import Target, ValidationReport
 LARGE_FIXTURE_BYTES = 256 << 10
 CASES = "testdata/cases.json"
 _FIXTURES_HINT = (
-    "name a small synthetic sample trace next to the spec, e.g.\n"
-    "fixtures:\n  - sample.jsonl\n  - {path: other.jsonl, min_records: 5}"
+    "add a small synthetic sample trace next to the spec: `fixtures: [sample.jsonl]` "
+    "(or `fixtures: [{path: sample.jsonl, min_records: 5}]`)"
 )
 
 
