@@ -1,0 +1,212 @@
+"""A bounded structural profile of a sample trace: shape only, never values.
+
+``mapc drift`` compares the fields a spec reads with a new sample's profile,
+and ``mapc init --from`` drafts a spec from one; both read samples through
+:func:`profile` so they agree on what a sample holds. A profile records the
+container kind (one JSON document or JSON Lines), every field path with the
+JSON types seen there and, for arrays, their lengths. It never records a
+value: profiles may be printed or stored next to specs without leaking trace
+content.
+
+Paths use the syntax of expression field paths (``mapc.expressions``):
+fields joined with ``.``, ``[]`` for "any element of an array", relative to
+the document (json) or to each line (jsonl); ``""`` is the root itself.
+Reads are bounded: at most ``max_bytes`` of the file (a JSON document cut by
+the bound is parsed as far as it goes), ``max_lines`` lines, ``max_depth``
+levels and ``max_paths`` distinct paths; hitting a bound sets ``truncated``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mapc.runtime.mapping_rt import parse_prefix
+
+MAX_BYTES = 16 << 20
+MAX_LINES = 5000
+MAX_DEPTH = 64
+MAX_PATHS = 10000
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+class ProfileError(ValueError):
+    """The sample cannot be read as JSON or JSON Lines."""
+
+
+@dataclass
+class FieldShape:
+    """What was seen at one path: JSON types (with counts) and array lengths."""
+
+    types: dict[str, int] = field(default_factory=dict)
+    min_length: int | None = None
+    max_length: int | None = None
+
+    @property
+    def count(self) -> int:
+        return sum(self.types.values())
+
+    def to_dict(self) -> dict:
+        out: dict = {"types": dict(sorted(self.types.items())), "count": self.count}
+        if self.min_length is not None:
+            out["array_length"] = [self.min_length, self.max_length]
+        return out
+
+
+@dataclass
+class Profile:
+    container: str  # "json" or "jsonl"
+    records: int  # documents (1) or lines profiled
+    fields: dict[str, FieldShape]  # path -> shape, in sorted path order
+    bytes_read: int
+    truncated: bool = False  # a bound was hit: the profile covers a prefix
+    invalid_lines: int = 0  # jsonl lines that are not JSON (skipped)
+
+    def types(self, path: str) -> set[str]:
+        shape = self.fields.get(path)
+        return set(shape.types) if shape else set()
+
+    def to_dict(self) -> dict:
+        return {
+            "container": self.container,
+            "records": self.records,
+            "bytes_read": self.bytes_read,
+            "truncated": self.truncated,
+            "invalid_lines": self.invalid_lines,
+            "fields": {p: s.to_dict() for p, s in self.fields.items()},
+        }
+
+
+def json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def join(base: str, key: str) -> str:
+    return f"{base}.{key}" if base else key
+
+
+class _Walker:
+    def __init__(self, max_depth: int, max_paths: int):
+        self.fields: dict[str, FieldShape] = {}
+        self.max_depth = max_depth
+        self.max_paths = max_paths
+        self.truncated = False
+
+    def walk(self, value, path: str = "", depth: int = 0) -> None:
+        # iterative on wide arrays, recursive on depth (bounded by max_depth)
+        shape = self.fields.get(path)
+        if shape is None:
+            if len(self.fields) >= self.max_paths:
+                self.truncated = True
+                return
+            shape = self.fields[path] = FieldShape()
+        kind = json_type(value)
+        shape.types[kind] = shape.types.get(kind, 0) + 1
+        if kind not in ("object", "array"):
+            return
+        if depth >= self.max_depth:
+            self.truncated = True
+            return
+        if kind == "array":
+            n = len(value)
+            shape.min_length = n if shape.min_length is None else min(shape.min_length, n)
+            shape.max_length = n if shape.max_length is None else max(shape.max_length, n)
+            child = path + "[]"
+            for item in value:
+                self.walk(item, child, depth + 1)
+        else:
+            for key, item in value.items():
+                self.walk(item, join(path, key), depth + 1)
+
+
+def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    return data[:max_bytes], len(data) > max_bytes
+
+
+def profile(path: str | Path, *, container: str | None = None, max_bytes: int = MAX_BYTES,
+            max_lines: int = MAX_LINES, max_depth: int = MAX_DEPTH, max_paths: int = MAX_PATHS) -> Profile:
+    """Profile the sample at ``path``; ``container`` (json|jsonl) skips the guess.
+
+    Raises :class:`ProfileError` (a one-line reason) when it is neither JSON
+    nor JSON Lines, and ``OSError`` when it cannot be read.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ProfileError(f"{path} is a directory, not a sample trace")
+    data, cut = _read(path, max_bytes)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8", "ignore" if cut else "strict")
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path.name} is not UTF-8 text") from None
+    if not text.strip():
+        raise ProfileError(f"{path.name} is empty")
+    if container is None:
+        container = guess_container(text, path.name)
+    walker = _Walker(max_depth, max_paths)
+    if container == "jsonl":
+        records, invalid, more = _profile_lines(text, cut, walker, max_lines)
+        if records == 0:
+            raise ProfileError(f"{path.name}: no line is a JSON value")
+        return Profile("jsonl", records, dict(sorted(walker.fields.items())), len(data),
+                       truncated=cut or more or walker.truncated, invalid_lines=invalid)
+    try:
+        value, complete = parse_prefix(text)
+    except (ValueError, RecursionError):
+        raise ProfileError(f"{path.name} is not a JSON document (nor JSON Lines)") from None
+    walker.walk(value)
+    return Profile("json", 1, dict(sorted(walker.fields.items())), len(data),
+                   truncated=cut or not complete or walker.truncated)
+
+
+def guess_container(text: str, name: str = "") -> str:
+    """``jsonl`` for a .jsonl/.ndjson name or several JSON lines; else ``json``."""
+    if name.lower().endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    try:
+        json.loads(text)
+        return "json"
+    except (ValueError, RecursionError):
+        pass
+    lines = [ln for ln in text.split("\n")[:2] if ln.strip()]
+    if len(lines) >= 2:
+        try:
+            json.loads(lines[0])
+            return "jsonl"
+        except (ValueError, RecursionError):
+            pass
+    return "json"
+
+
+def _profile_lines(text: str, cut: bool, walker: _Walker, max_lines: int) -> tuple[int, int, bool]:
+    lines = text.split("\n")
+    if cut:
+        lines.pop()  # the last line may be cut off by the bound
+    records = invalid = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        if records >= max_lines:
+            return records, invalid, True
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            invalid += 1
+            continue
+        records += 1
+        walker.walk(value)
+    return records, invalid, False
