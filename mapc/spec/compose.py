@@ -1,17 +1,233 @@
-"""Spec composition (`extends:`): build on a library spec or another file.
+"""Spec composition (`extends:`): build on a library spec or another spec file.
 
-Placeholder until composition lands: a spec with `extends` gets a clear
-diagnostic instead of being silently half-applied.
+A project spec names its base by library name (`extends: inspect-ai-eval-log`,
+see ``mapc specs``) or by a path relative to its own file
+(`extends: ../base.yaml`). The base is loaded with the same positioned loader,
+its own `extends` resolved first (cycles are an error), and then the project
+is laid over it:
+
+- `source`, `tables`, `records` and `targets` merge like a JSON Merge Patch
+  (RFC 7386): mappings merge key by key, `null` removes an inherited key, any
+  other value (a string, a list) replaces the inherited one;
+- `evaluators` merge by `id`: a project entry replaces the base entry with the
+  same id in place, new ids are appended;
+- every other top-level key (`name`, `version`, `description`, `tasks`,
+  `agent`, `fixtures`, `reward`, `usage`, ...) is replaced as a whole.
+
+Every node keeps the position of the file it came from, so a diagnostic about
+an inherited expression points into the base file. Relative paths (fixtures,
+`tasks.from`) resolve against the file that wrote them (see
+``mapc.spec.semantic``).
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 from mapc.diagnostics import Diagnostics
-from mapc.spec.loader import LoadedSpec
+from mapc.spec.loader import LoadedSpec, load_file
+from mapc.spec.schema import NAME_PATTERN
+
+#: Top-level keys whose mappings merge recursively (RFC 7386 merge patch).
+MERGED_KEYS = ("source", "tables", "records", "targets")
+#: Bound on the length of an `extends` chain (a cycle is reported before this).
+MAX_DEPTH = 16
+_SUFFIXES = (".yaml", ".yml")
 
 
-def resolve_extends(loaded: LoadedSpec, diags: Diagnostics) -> LoadedSpec:
+def library_specs() -> dict[str, Path]:
+    """Bundled library specs: name -> file (``specs/<name>.yaml``)."""
+    from mapc.resources import specs_dir
+
+    try:
+        folder = specs_dir()
+    except FileNotFoundError:
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.yaml")) if p.is_file()}
+
+
+def _is_library_name(ref: str) -> bool:
+    return "/" not in ref and "\\" not in ref and not ref.endswith(_SUFFIXES) and bool(re.match(NAME_PATTERN, ref))
+
+
+def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | None]:
+    """Where `extends: ref` points: ``(path, error message, hint)``."""
+    if _is_library_name(ref):
+        specs = library_specs()
+        if ref in specs:
+            return specs[ref], None, None
+        from mapc.spec.schema_check import suggest
+
+        hint = suggest(ref, specs) or "run `mapc specs` to list the library specs"
+        return None, f"unknown library spec {ref!r}", (
+            f"{hint}; to build on a file instead, give a path such as ./{ref}.yaml"
+        )
+    path = Path(ref)
+    if not path.is_absolute():
+        path = Path(spec_file).resolve().parent / path
+    if not path.is_file():
+        return None, f"spec file not found: {ref}", f"paths are relative to {Path(spec_file).name}'s folder"
+    return path, None, None
+
+
+def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, ...] = ()) -> LoadedSpec:
+    """The spec with its `extends` chain applied; problems go to ``diags``."""
     data = loaded.data
-    if isinstance(data, dict) and "extends" in data:
-        diags.add(loaded.diag("unsupported", ("extends",), "`extends` is not supported yet", key=True))
-    return loaded
+    if not isinstance(data, dict) or "extends" not in data:
+        return loaded
+    ref = data["extends"]
+    if not isinstance(ref, str) or not ref.strip():
+        diags.add(loaded.diag("wrong_type", ("extends",), "`extends` must be a library spec name or a path",
+                              hint="e.g. `extends: inspect-ai-eval-log` or `extends: ./base.yaml`"))
+        return loaded
+    chain = _chain + (str(Path(loaded.file).resolve()),)
+    path, error, hint = locate(ref, loaded.file)
+    if path is None:
+        diags.add(loaded.diag("unknown_extends", ("extends",), error, hint=hint))
+        return loaded
+    if str(path.resolve()) in chain:
+        names = " -> ".join(Path(p).name for p in chain + (str(path.resolve()),))
+        diags.add(loaded.diag("extends_cycle", ("extends",), f"`extends` forms a cycle: {names}",
+                              hint="a spec cannot build on itself, directly or through another spec"))
+        return loaded
+    if len(chain) >= MAX_DEPTH:
+        diags.add(loaded.diag("extends_too_deep", ("extends",), f"`extends` chain is longer than {MAX_DEPTH} specs"))
+        return loaded
+    base, found = load_file(path)
+    if found or base.data is None:
+        diags.extend(found)
+        if base.data is None:
+            diags.add(loaded.diag("invalid_extends", ("extends",), f"cannot load the base spec {ref!r}",
+                                  hint=f"fix {path} first (see the errors above)"))
+        return loaded
+    if not isinstance(base.data, dict):
+        diags.add(base.diag("wrong_type", (), "a spec must be a mapping of keys"))
+        return loaded
+    base = resolve_extends(base, diags, chain)
+    return merge(base, loaded)
+
+
+def merge(base: LoadedSpec, project: LoadedSpec) -> LoadedSpec:
+    """Lay ``project`` over ``base``; positions are kept per node and file."""
+    out = LoadedSpec(file=project.file, text=project.text)
+    out.texts = {**base.texts, **project.texts}
+    _Merger(out, base, project).top()
+    return out
+
+
+class _Merger:
+    def __init__(self, out: LoadedSpec, base: LoadedSpec, project: LoadedSpec):
+        self.out, self.base, self.project = out, base, project
+
+    def top(self) -> None:
+        b, p = self.base.data, self.project.data
+        self._mark_node(self.project, (), ())
+        out: dict[str, Any] = {}
+        for key in list(b) + [k for k in p if k not in b]:
+            path = (key,)
+            if key == "extends":
+                continue
+            if key not in p:
+                self._take(self.base, path, path)
+                out[key] = b[key]
+            elif key in b and key in MERGED_KEYS:
+                value = self._patch(path, path)
+                if value is not _DROP:
+                    out[key] = value
+            elif key in b and key == "evaluators" and isinstance(b[key], list) and isinstance(p[key], list):
+                out[key] = self._evaluators()
+            elif key in b and p[key] is None:
+                continue  # `key: null` removes an inherited key
+            else:
+                self._take(self.project, path, path)
+                out[key] = p[key]
+        self.out.data = out
+
+    # -- merge patch --------------------------------------------------------
+    def _patch(self, bpath: tuple, ppath: tuple) -> Any:
+        """RFC 7386: merge ``project[ppath]`` onto ``base[bpath]`` at ``ppath``."""
+        bval, pval = _get(self.base.data, bpath), _get(self.project.data, ppath)
+        if pval is None:
+            return _DROP
+        if not (isinstance(bval, dict) and isinstance(pval, dict)):
+            self._take(self.project, ppath, ppath)
+            return pval
+        self._mark_node(self.project, ppath, ppath)
+        merged: dict[str, Any] = {}
+        for key in list(bval) + [k for k in pval if k not in bval]:
+            if key not in pval:
+                self._take(self.base, bpath + (key,), ppath + (key,))
+                merged[key] = bval[key]
+            elif key not in bval:
+                if pval[key] is None:
+                    continue  # deleting what is not there: nothing to do
+                self._take(self.project, ppath + (key,), ppath + (key,))
+                merged[key] = pval[key]
+            else:
+                value = self._patch(bpath + (key,), ppath + (key,))
+                if value is not _DROP:
+                    merged[key] = value
+        return merged
+
+    def _evaluators(self) -> list:
+        base, project = self.base.data["evaluators"], self.project.data["evaluators"]
+        by_id = {e["id"]: i for i, e in enumerate(project) if isinstance(e, dict) and isinstance(e.get("id"), str)}
+        self._mark_node(self.project, ("evaluators",), ("evaluators",))
+        merged: list = []
+        used: set[int] = set()
+        for i, ev in enumerate(base):
+            j = by_id.get(ev.get("id")) if isinstance(ev, dict) else None
+            if j is not None:
+                self._take(self.project, ("evaluators", j), ("evaluators", len(merged)))
+                merged.append(project[j])
+                used.add(j)
+            else:
+                self._take(self.base, ("evaluators", i), ("evaluators", len(merged)))
+                merged.append(ev)
+        for j, ev in enumerate(project):
+            if j not in used:
+                self._take(self.project, ("evaluators", j), ("evaluators", len(merged)))
+                merged.append(ev)
+        return merged
+
+    # -- positions ---------------------------------------------------------------
+    def _mark_node(self, spec: LoadedSpec, src: tuple, dst: tuple) -> None:
+        """Copy the position of one node (and its key) without its children."""
+        if src in spec.values:
+            self.out.values[dst] = spec.values[src]
+        if src in spec.keys:
+            self.out.keys[dst] = spec.keys[src]
+        if src in spec.scalars:
+            self.out.scalars[dst] = spec.scalars[src]
+
+    def _take(self, spec: LoadedSpec, src: tuple, dst: tuple) -> None:
+        """Copy the positions of a whole subtree from ``spec``'s ``src`` to ``dst``."""
+        self._mark_node(spec, src, dst)
+        value = _get(spec.data, src)
+        if isinstance(value, dict):
+            for key in value:
+                self._take(spec, src + (key,), dst + (key,))
+        elif isinstance(value, list):
+            for i in range(len(value)):
+                self._take(spec, src + (i,), dst + (i,))
+
+
+class _Drop:
+    def __repr__(self) -> str:
+        return "<drop>"
+
+
+_DROP = _Drop()
+
+
+def _get(data: Any, path: tuple) -> Any:
+    for part in path:
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data

@@ -97,6 +97,14 @@ class Builder:
         self.referenced_files: list[Path] = []
 
     # -- helpers -----------------------------------------------------------
+    def dir_of(self, path: tuple) -> Path:
+        """Folder that relative paths at ``path`` resolve against: that of the file that
+        wrote them (a spec built with `extends` mixes files), else the spec's folder."""
+        written = self.spec.mark(path).file
+        if written != self.spec.file and Path(written).is_file():
+            return Path(written).resolve().parent
+        return self.base_dir
+
     def error(self, code: str, path: tuple, message: str, *, hint: str | None = None,
               key: bool = False, severity: str = "error") -> None:
         self.diags.append(self.spec.diag(code, path, message, hint=hint, key=key, severity=severity))
@@ -628,10 +636,11 @@ class Builder:
 
     def _tasks_from_file(self, data: dict, path: tuple) -> list[ir.Task]:
         rel = data["from"]
-        f = (self.base_dir / rel)
+        folder = self.dir_of(path + ("from",))
+        f = (folder / rel)
         if not f.is_file():
             self.error("missing_file", path + ("from",), f"tasks file not found: {rel}",
-                       hint=f"paths are relative to the spec's folder ({self.base_dir})")
+                       hint=f"paths are relative to the spec's folder ({folder})")
             return []
         self.referenced_files.append(f)
         exprs = {}
@@ -728,10 +737,11 @@ class Builder:
         out = []
         for i, f in enumerate(data or []):
             spec = {"path": f} if isinstance(f, str) else f
-            p = (self.base_dir / spec["path"]).resolve()
+            folder = self.dir_of(("fixtures", i))
+            p = (folder / spec["path"]).resolve()
             if not p.is_file():
                 self.error("missing_file", ("fixtures", i), f"fixture not found: {spec['path']}",
-                           hint=f"paths are relative to the spec's folder ({self.base_dir})")
+                           hint=f"paths are relative to the spec's folder ({folder})")
                 continue
             self.referenced_files.append(p)
             out.append(ir.Fixture(spec["path"], str(p), spec.get("min_records")))
