@@ -87,8 +87,9 @@ def rlviz_read_request(operation, path):
         raise RequestError("request source kind must be file or directory")
     if "size_bytes" in source:
         rlviz_int(source["size_bytes"], 0, "request source size_bytes")
-    if "modified_at" in source and not isinstance(source["modified_at"], str):
-        raise RequestError("request source modified_at must be a date-time string")
+    modified = source.get("modified_at", "1970-01-01T00:00:00Z")
+    if not isinstance(modified, str) or not _RFC3339.match(modified):
+        raise RequestError("request source modified_at must be an RFC 3339 date-time")
     if "options" in req and not isinstance(req["options"], dict):
         raise RequestError("request options must be an object")
     limits = req.get("limits", {})

@@ -178,6 +178,8 @@ def test_malformed_source_exits_1_with_one_line_and_no_complete(built, name, tmp
     (lambda r: r["source"].update(path="relative.jsonl"), "absolute"),
     (lambda r: r["source"].update(kind="socket"), "kind"),
     (lambda r: r.update(limits={"probe_bytes": 0}), "probe_bytes"),
+    (lambda r: r["source"].update(modified_at="yesterday"), "modified_at"),
+    (lambda r: r["source"].update(size_bytes=-1), "size_bytes"),
     (lambda r: r.update(limits={"max_records": 3}), "unknown field"),
     (lambda r: r.pop("source"), "missing 'source'"),
 ])
