@@ -206,6 +206,63 @@ def schema(as_json: bool = JsonOpt) -> None:
     sys.stdout.write(schema_json())
 
 
+@app.command("specs")
+@guarded
+def specs_(as_json: bool = JsonOpt) -> None:
+    """List the bundled library specs (build on one with `extends: NAME`)."""
+    from mapc.library import catalog
+
+    entries = catalog()
+    if as_json:
+        typer.echo(json.dumps({"specs": entries}, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK)
+    nw = max([len(e["name"]) for e in entries] + [4])
+    fw = max([len(e["format"]) for e in entries] + [6])
+    typer.echo(f"{'NAME':<{nw}}  {'FORMAT':<{fw}}  {'CONTAINER':<9}  DESCRIPTION")
+    for e in entries:
+        typer.echo(f"{e['name']:<{nw}}  {e['format']:<{fw}}  {e['container']:<9}  {e['summary']}")
+    typer.echo("\nBuild on one with `extends: NAME`; `mapc init --from SAMPLE` picks one for you.", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+@guarded
+def init(
+    sample: Path = typer.Option(..., "--from", help="A sample trace (JSON or JSON Lines)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the spec here (default: print it)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Adapter name (default: from the sample's file name)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    no_library: bool = typer.Option(False, "--no-library", help="Draft from the sample even if a library spec fits."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
+    from mapc.build import UsageError
+    from mapc.init import InitError, init_spec, write_spec
+
+    if out is not None and out.exists() and not force:
+        raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
+    try:
+        draft = init_spec(sample, spec_dir=out.parent if out else Path.cwd(), name=name, use_library=not no_library)
+        if out is not None:
+            write_spec(draft.text, out, force=force)
+    except InitError as exc:
+        if as_json:
+            typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "init"}))
+        else:
+            typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_FINDINGS)
+    if as_json:
+        typer.echo(json.dumps({"ok": True, "library": draft.library, "out": str(out) if out else None,
+                               "notes": draft.notes, "spec": draft.text}, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK)
+    if out is None:
+        sys.stdout.write(draft.text)
+    how = f"extends the library spec {draft.library!r}" if draft.library else "drafted from the sample's structure"
+    where = f"wrote {out}" if out else "spec above"
+    typer.echo(f"{where}: {how}; next: mapc build {out or 'spec.yaml'} --target rlviz -o out", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
 def main() -> None:
     """Console entry point."""
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mapc.diagnostics import Diagnostics
+from mapc.library import library_specs
 from mapc.spec.loader import LoadedSpec, load_file
 from mapc.spec.schema import NAME_PATTERN
 
@@ -35,17 +36,6 @@ MERGED_KEYS = ("source", "tables", "records", "targets")
 #: Bound on the length of an `extends` chain (a cycle is reported before this).
 MAX_DEPTH = 16
 _SUFFIXES = (".yaml", ".yml")
-
-
-def library_specs() -> dict[str, Path]:
-    """Bundled library specs: name -> file (``specs/<name>.yaml``)."""
-    from mapc.resources import specs_dir
-
-    try:
-        folder = specs_dir()
-    except FileNotFoundError:
-        return {}
-    return {p.stem: p for p in sorted(folder.glob("*.yaml")) if p.is_file()}
 
 
 def _is_library_name(ref: str) -> bool:

@@ -1,0 +1,496 @@
+"""`mapc init --from SAMPLE`: a first spec for a trace, from its structure alone.
+
+If a bundled library spec recognises the sample (its probe accepts it), the
+proposal is a short project spec that `extends` it. Otherwise a spec is
+drafted from the sample's structural profile (:mod:`mapc.profile`: field
+paths, JSON types, array lengths, never values): a probe from keys present
+in every record of the probed prefix, the array that looks most like an event
+log as `records.events`, the arrays around it as trajectory and case loops,
+the obvious event fields (role, content, type, timestamp, id, tool calls) and
+reward/score/cost/token fields as signals. Every guess is marked `# TODO`.
+
+The draft lists the sample as its fixture, so `mapc build --target rlviz`
+validates it on that very sample. Before returning, the draft is compiled and
+its probe and mapping are run on the sample; a probe that would reject the
+sample is relaxed until it accepts it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mapc.profile import Profile, ProfileError, profile
+
+SAMPLE_BYTES = 256 * 1024  # bound of the profile read
+SAMPLE_LINES = 200
+PROBE_BYTES = 65536  # the generated probe's default prefix
+PROBE_LINES = 8
+MAX_SIGNALS = 24
+MAX_REQUIRE = 3
+
+# Field names that mark an array of events, and the conversational fields inside.
+EVENT_KEYS = frozenset({
+    "role", "content", "type", "event", "kind", "timestamp", "message", "text", "action", "observation",
+    "tool_calls", "source", "message_type", "created_at", "date", "time", "step_id", "thought", "response",
+    "input", "output", "startTime", "start_time", "tool_call_id", "parent_id", "turn_idx", "parts",
+})
+ROLE_KEYS = ("role", "source", "sender", "author", "speaker")
+CONTENT_KEYS = ("content", "message", "text", "body")
+TYPE_KEYS = ("type", "event", "kind", "event_type", "message_type")
+TIME_KEYS = ("timestamp", "created_at", "createdAt", "time", "date", "ts", "start_time", "startTime")
+ID_KEYS = ("id", "event_id", "uuid", "message_id")
+SIGNAL_RE = re.compile(
+    r"(reward|score|correct|accuracy|pass(ed)?$|success|resolved|solved|cost|tokens|latency|duration|_ms$|elapsed)",
+    re.IGNORECASE,
+)
+GENERIC_KEYS = frozenset({"id", "type", "name", "data", "metadata", "value", "info", "extra"})
+_NAME_BAD = re.compile(r"[^a-z0-9_-]+")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class InitError(ValueError):
+    """The sample cannot be drafted from (a one-line reason)."""
+
+
+@dataclass
+class Draft:
+    """A proposed spec: its text, and how it was made."""
+
+    text: str
+    library: str | None = None  # the library spec it extends, if any
+    notes: list[str] = field(default_factory=list)
+
+
+# -- entry ---------------------------------------------------------------------------
+def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | None = None,
+              use_library: bool = True) -> Draft:
+    """Propose a spec for ``sample``; fixture paths are relative to ``spec_dir``."""
+    sample = Path(sample)
+    if not sample.exists():
+        raise InitError(f"sample not found: {sample}")
+    if sample.is_dir():
+        raise InitError(f"{sample} is a directory; give one trace file")
+    try:
+        prof = profile(sample, max_bytes=SAMPLE_BYTES, max_lines=SAMPLE_LINES)
+    except ProfileError as exc:
+        raise InitError(str(exc)) from None
+    except OSError as exc:
+        raise InitError(f"cannot read {sample}: {exc.strerror or exc}") from None
+    fixture = os.path.relpath(sample.resolve(), Path(spec_dir).resolve())
+    name = _adapter_name(name or sample.name)
+    if use_library:
+        from mapc.library import match_library
+
+        found = match_library(sample)
+        if found is not None:
+            return Draft(_extends_text(name, found[0], fixture, sample), library=found[0],
+                         notes=[f"the library spec {found[0]!r} recognises this sample"])
+    drafter = _Drafter(sample, prof, name, fixture)
+    return drafter.draft()
+
+
+def write_spec(text: str, out: Path, *, force: bool = False) -> None:
+    """Write ``text`` to ``out`` atomically; never overwrite unless ``force``."""
+    out = Path(out)
+    if out.is_dir():
+        raise InitError(f"{out} is a directory; give a file name such as {out / 'spec.yaml'}")
+    if out.exists() and not force:
+        raise InitError(f"{out} already exists; choose another name or pass --force to overwrite it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, out)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# -- text helpers ------------------------------------------------------------------------
+def q(text: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _adapter_name(raw: str) -> str:
+    stem = raw.lower()
+    for suffix in (".jsonl", ".ndjson", ".json", ".traj", ".af", ".txt"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+    stem = _NAME_BAD.sub("-", stem).strip("-_")
+    stem = re.sub(r"-{2,}", "-", stem)[:64].strip("-_")
+    return stem or "my-traces"
+
+
+def _extends_text(name: str, library: str, fixture: str, sample: Path) -> str:
+    from mapc.library import library_specs
+    from mapc.spec.loader import load_file
+
+    loaded, _ = load_file(library_specs()[library])
+    description = (loaded.data or {}).get("description", "") if isinstance(loaded.data, dict) else ""
+    lines = [
+        "# yaml-language-server: $schema=https://mapc.dev/schemas/spec-v1.json",
+        f"# Drafted by `mapc init --from {sample.name}`: the library spec {library!r}",
+        "# recognises this sample, so this spec builds on it. Everything it maps is",
+        "# inherited (see `mapc specs`); add or override keys here.",
+        "mapc: 1",
+        f"name: {name}",
+        "version: 0.1.0",
+        f"description: {q('Traces of ' + name + ', read with the ' + library + ' library spec.')}",
+        f"extends: {library}",
+        "",
+        *textwrap.wrap(f"{library}: {' '.join(str(description).split())}", 76,
+                       initial_indent="# ", subsequent_indent="#   "),
+        "# Override any part of it here; mappings merge key by key, `key: null`",
+        "# removes an inherited key, and evaluators merge by id. For example:",
+        "#",
+        "# records:",
+        "#   trajectory:",
+        "#     metadata: {team: \"'my-team'\"}",
+        "# evaluators:",
+        "#   - id: reward",
+        "#     description: The trace's reward",
+        "#     score: \"signals.reward\"",
+        "",
+        "fixtures:",
+        f"  - {q(fixture)}    # TODO: replace with a small synthetic sample before sharing",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# -- drafting ------------------------------------------------------------------------
+def _children(prof: Profile, path: str) -> list[str]:
+    """Member names of the objects at ``path``."""
+    prefix = f"{path}." if path else ""
+    out = []
+    for p in prof.fields:
+        if not p.startswith(prefix) or p == path:
+            continue
+        rest = p[len(prefix):]
+        if rest and "." not in rest and "[" not in rest:
+            out.append(rest)
+    return out
+
+
+def _segment(key: str) -> str:
+    """A member name as an expression field (quoted unless a plain identifier)."""
+    return key if _IDENT.match(key) else json.dumps(key)
+
+
+def _main_type(prof: Profile, path: str) -> str | None:
+    shape = prof.fields.get(path)
+    if shape is None:
+        return None
+    ranked = sorted(shape.types.items(), key=lambda kv: (kv[0] == "null", -kv[1], kv[0]))
+    return ranked[0][0] if ranked and ranked[0][0] != "null" else None
+
+
+def _objects_at(prof: Profile, path: str) -> int:
+    shape = prof.fields.get(path)
+    return shape.types.get("object", 0) if shape else 0
+
+
+def _always_present(prof: Profile, parent: str, key: str) -> bool:
+    """``key`` is present and non-null in every object at ``parent``."""
+    shape = prof.fields.get(f"{parent}.{key}" if parent else key)
+    owners = _objects_at(prof, parent)
+    return bool(shape and owners and shape.count - shape.types.get("null", 0) >= owners)
+
+
+def _hops(array_path: str) -> list[str]:
+    """``samples[].events[]`` -> [``samples``, ``events``]; ``a[][]`` -> [``a``, ``@``]."""
+    parts = array_path.split("[]")[:-1]
+    return [p.lstrip(".") or "@" for p in parts]
+
+
+class _Drafter:
+    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str):
+        self.sample, self.prof, self.name, self.fixture = sample, prof, name, fixture
+        self.notes: list[str] = []
+
+    # -- structure ---------------------------------------------------------------
+    def event_array(self) -> str | None:
+        """The array of objects that looks most like an event log, or None."""
+        best, best_score = None, 0.0
+        for path, shape in self.prof.fields.items():
+            if not path.endswith("[]") or not shape.types.get("object"):
+                continue
+            keys = set(_children(self.prof, path))
+            overlap = len(keys & EVENT_KEYS)
+            if overlap < 2:
+                continue
+            parent = self.prof.fields.get(path[:-2])
+            length = parent.max_length if parent and parent.max_length else 1
+            score = overlap * 10 + min(length, 50) / 10 - path.count("[]") * 3
+            if score > best_score:
+                best, best_score = path, score
+        return best
+
+    # -- pieces -------------------------------------------------------------------
+    def probe_lines(self) -> list[str]:
+        pre = profile(self.sample, container=self.prof.container, max_bytes=PROBE_BYTES, max_lines=PROBE_LINES)
+        text = self.sample.read_bytes()[:PROBE_BYTES].decode("utf-8", "ignore")
+        root_type = _main_type(pre, "")
+        if root_type == "object":
+            keys = [k for k in _children(pre, "") if _always_present(pre, "", k) and _always_present(self.prof, "", k)]
+            specific = [k for k in keys if k not in GENERIC_KEYS] or keys
+            specific.sort(key=lambda k: (text.find(json.dumps(k)) if json.dumps(k) in text else len(text), k))
+            chosen = specific[:MAX_REQUIRE]
+            typed = [(k, _main_type(pre, k)) for k in chosen]
+            when = " && ".join(f"type({_segment(k)}) == '{t}'" for k, t in typed
+                               if t and len([x for x in pre.fields[k].types if x != "null"]) == 1)
+            lines = ["  probe:", "    # TODO: keys present in every record of the sample's first 64 KiB;"
+                     " keep the most specific ones"]
+            if chosen:
+                lines.append(f"    require: [{', '.join(q(k) if _segment(k) != k else k for k in chosen)}]")
+            if when:
+                lines.append(f"    when: {q(when)}")
+            self.require, self.when = chosen, when
+            return lines
+        if root_type == "array":
+            keys = [k for k in _children(pre, "[]") if _always_present(pre, "[]", k)]
+            specific = [k for k in keys if k not in GENERIC_KEYS] or keys
+            specific.sort(key=lambda k: (text.find(json.dumps(k)) if json.dumps(k) in text else len(text), k))
+            conds = ["type(@) == 'array'"] + [
+                f"type([0].{_segment(k)}) == '{_main_type(pre, '[].' + k)}'"
+                for k in specific[:MAX_REQUIRE] if _main_type(pre, "[]." + k)
+            ]
+            self.require, self.when = [], " && ".join(conds)
+            return ["  probe:", "    # TODO: an array whose first element has these fields; make it more specific",
+                    f"    when: {q(self.when)}"]
+        self.require, self.when = [], f"type(@) == '{root_type}'"
+        return ["  probe:", "    # TODO: a weak probe: it accepts any value of this type",
+                f"    when: {q(self.when)}"]
+
+    def signals(self, base: str, exclude: str | None) -> list[str]:
+        """Numeric/boolean fields under ``base`` (not inside arrays) whose names look like outcomes."""
+        prefix = f"{base}." if base else ""
+        out = []
+        for path, shape in self.prof.fields.items():
+            if not path.startswith(prefix) or path == base:
+                continue
+            rel = path[len(prefix):]
+            if "[" in rel or (exclude and path.startswith(exclude)) or rel.count(".") > 3:
+                continue
+            if not all(_IDENT.match(part) for part in rel.split(".")):
+                continue  # keys such as model names are data, not fields
+            kind = _main_type(self.prof, path)
+            last = rel.split(".")[-1]
+            if kind in ("number", "boolean") and SIGNAL_RE.search(rel):
+                out.append(rel)
+            elif kind == "string" and last in ("score", "grade", "value") and SIGNAL_RE.search(rel):
+                out.append(rel)  # letter grades and labels are string signals
+        return out[:MAX_SIGNALS]
+
+    def _pick(self, path: str, keys: list[str], names: tuple[str, ...], types: tuple[str, ...]) -> str | None:
+        """The candidate field present most often (ties: the order of ``names``)."""
+        found = []
+        for rank, name in enumerate(names):
+            shape = self.prof.fields.get(f"{path}.{name}")
+            if name in keys and shape and (not types or _main_type(self.prof, f"{path}.{name}") in types):
+                found.append((-(shape.count - shape.types.get("null", 0)), rank, name))
+        return min(found)[2] if found else None
+
+    def event_rules(self, path: str | None) -> list[str]:
+        if path is None:
+            return ["    kind: log", "    data: \"@\"          # TODO: no event array found: the whole record as one event"]
+        keys = _children(self.prof, path)
+        has = keys.__contains__
+        role = self._pick(path, keys, ROLE_KEYS, ("string",))
+        content = self._pick(path, keys, CONTENT_KEYS, ())
+        kind_key = self._pick(path, keys, TYPE_KEYS, ("string",))
+        ts = self._pick(path, keys, TIME_KEYS, ("string", "number"))
+        ident = self._pick(path, keys, ID_KEYS, ("string", "number"))
+        common: list[str] = []
+        if ts:
+            common.append(f"        timestamp: {q('iso8601(' + _segment(ts) + ')')}"
+                          + ("    # TODO: epoch seconds? give iso8601 a unit ('ms', ...)"
+                             if _main_type(self.prof, f"{path}.{ts}") == "number" else ""))
+        meta = [f"{k}: {_segment(k)}" for k in (ident, kind_key) if k]
+        if meta:
+            common.append(f"        metadata: {{{', '.join(meta)}}}")
+        tool_calls = None
+        if has("tool_calls"):
+            if f"{path}.tool_calls[].function.name" in self.prof.fields:
+                tool_calls = ("tool_calls[].{id: id, name: function.name, "
+                              "arguments: parse_json(function.arguments)}")
+            elif f"{path}.tool_calls[].name" in self.prof.fields:
+                tool_calls = "tool_calls[].{id: id, name: name, arguments: arguments}"
+        rules: list[str] = []
+        if role:
+            gen = [f"      - when: {q('contains([' + repr('assistant') + ', ' + repr('agent') + ', ' + repr('model') + '], ' + role + ')')}",
+                   "        kind: generation", f"        role: {q(role)}"]
+            if content:
+                gen.append(f"        content: {q(_segment(content))}")
+            if tool_calls:
+                gen.append(f"        tool_calls: {q(tool_calls)}")
+            obs = [f"      - when: {q('contains([' + repr('tool') + ', ' + repr('function') + ', ' + repr('environment') + '], ' + role + ')')}",
+                   "        kind: observation", f"        role: {q(role)}"]
+            if content:
+                obs.append(f"        content: {q(_segment(content))}")
+            if has("tool_call_id"):
+                obs.append("        tool_call_id: tool_call_id")
+            msg = ["      - kind: message", f"        role: {q(role)}"]
+            if content:
+                msg.append(f"        content: {q(_segment(content))}")
+            rules = ["    rules:", f"      # TODO: kinds guessed from `{role}`; check its values in your data"]
+            for block in (gen, obs, msg):
+                rules += block + common
+            return rules
+        body = ["    rules:"]
+        if kind_key:
+            body.append(f"      # TODO: one rule per value of `{kind_key}` (message, generation, tool, observation, ...)")
+        else:
+            body.append("      # TODO: choose the kind of each element (message, generation, tool, observation, ...)")
+        if content:
+            body += ["      - kind: message", f"        content: {q(_segment(content))}"]
+        else:
+            body += ["      - kind: log", "        data: \"@\""]
+        return body + common
+
+    # -- whole spec ----------------------------------------------------------------
+    def draft(self) -> Draft:
+        prof = self.prof
+        events_path = self.event_array()
+        hops = _hops(events_path) if events_path else []
+        jsonl = prof.container == "jsonl"
+        lines = [
+            "# yaml-language-server: $schema=https://mapc.dev/schemas/spec-v1.json",
+            f"# Drafted by `mapc init --from {self.sample.name}` from the sample's structure",
+            "# (field paths and types, never values). Lines marked TODO are guesses: check",
+            "# them against your data, then `mapc build spec.yaml --target rlviz -o out`.",
+            "mapc: 1",
+            f"name: {self.name}",
+            "version: 0.1.0",
+            f"description: {q('Traces like ' + self.sample.name + ' (drafted by mapc init; TODO: describe them).')}",
+            "",
+            "source:",
+            f"  format: {self.name}",
+            f"  container: {prof.container}",
+        ]
+        lines += self.probe_lines()
+        lines += ["", "records:"]
+        # loops: the line (jsonl), outer arrays (case, trajectory), the event array
+        case_loops: list[str] = []
+        traj_loop: str | None = None
+        if jsonl:
+            traj_loop = "@" if hops else None
+            event_loops = hops if hops else ["@"]
+        else:
+            event_loops = hops[-1:] if hops else []
+            outer = hops[:-1]
+            if outer:
+                traj_loop = outer[-1]
+                case_loops = outer[:-1]
+        # profile path of the trajectory element: "" (the document or line), else
+        # the array just outside the event array ("samples[]" for samples[].events[])
+        traj_base = ""
+        if not jsonl and len(hops) > 1:
+            traj_base = events_path.rsplit("[]", 2)[0] + "[]"
+        if case_loops:
+            if len(case_loops) == 1:
+                lines += ["  case:", f"    each: {q(case_loops[0])}    # TODO: one case per element?"]
+            else:
+                lines += ["  case:", "    each:    # TODO: one case per innermost element?"]
+                lines += [f"      - {{each: {q(h)}}}" for h in case_loops]
+        sigs = self.signals(traj_base, events_path)
+        if traj_loop or sigs:
+            lines.append("  trajectory:")
+            if traj_loop:
+                note = "one trajectory per line" if jsonl else "one trajectory per element"
+                lines.append(f"    each: {q(traj_loop)}    # {note}")
+            lines.append("    status: \"'completed'\"    # TODO: map the real status if the source has one")
+            if sigs:
+                lines.append("    signals:    # TODO: fields that look like rewards, scores, costs or tokens")
+                used = set()
+                for rel in sigs:
+                    sname = rel.replace('"', "")
+                    if sname in used:
+                        continue
+                    used.add(sname)
+                    expr = ".".join(_segment(part) for part in rel.split("."))
+                    key = sname if re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", sname) else q(sname)
+                    lines.append(f"      {key}: {q(expr)}")
+        lines.append("  events:")
+        if len(event_loops) == 1:
+            lines.append(f"    each: {q(event_loops[0])}")
+        elif event_loops:
+            lines.append("    each:    # nested arrays: one loop per level")
+            lines += [f"      - {{each: {q(h)}, as: level{i}}}" for i, h in enumerate(event_loops)]
+        if events_path:
+            lines.append("    parent: previous    # TODO: or the field that names each event's parent")
+        lines += self.event_rules(events_path)
+        lines += [
+            "",
+            "# TODO: evaluators score one mapped trajectory (RELAI, cap-evolve), e.g.",
+            "# evaluators:",
+            "#   - id: reward",
+            "#     description: The trajectory's reward",
+            "#     score: \"signals.reward\"",
+            "",
+            "fixtures:",
+            f"  - {q(self.fixture)}    # TODO: replace with a small synthetic sample before sharing",
+            "",
+        ]
+        text = "\n".join(lines)
+        text = self._self_check(text)
+        return Draft(text, None, self.notes)
+
+    # -- checking the draft on the sample -------------------------------------------------
+    def _self_check(self, text: str) -> str:
+        """Relax the probe until it accepts the sample; the draft must work at once."""
+        for attempt in range(MAX_REQUIRE + 2):
+            ok, problem = _check_draft(text, self.sample)
+            if ok:
+                return text
+            relaxed = _relax_probe(text)
+            if relaxed == text:
+                break
+            self.notes.append(f"probe relaxed: {problem}")
+            text = relaxed
+        return text
+
+
+def _check_draft(text: str, sample: Path) -> tuple[bool, str | None]:
+    """Compile the draft and run its probe and mapping on the sample."""
+    from mapc.build import mapping_namespace
+    from mapc.spec import load_spec_text
+
+    spec, diags = load_spec_text(text, "<draft>", base_dir=sample.parent)
+    if spec is None:
+        return False, "; ".join(d.message for d in diags.errors)
+    ns = mapping_namespace(spec)
+    answer = ns["probe"](str(sample))
+    if not answer.get("supported"):
+        return False, answer.get("reason")
+    out = io.BytesIO()
+    try:
+        src = ns["SourceFile"](str(sample), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
+        ns["write_canonical"](ns["map_source"], src, out, ns["MapState"]())
+    except Exception as exc:
+        return False, ns["one_line"](exc)
+    return True, None
+
+
+def _relax_probe(text: str) -> str:
+    """Drop the probe's `when`, then its last required key."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("    when: ") and i > 0 and any(ln.startswith("  probe:") for ln in lines[:i]):
+            if any(ln.startswith("    require: ") for ln in lines):
+                return "\n".join(lines[:i] + lines[i + 1:])
+    for i, line in enumerate(lines):
+        if line.startswith("    require: [") and "," in line:
+            inner = line[len("    require: ["):-1].rsplit(",", 1)[0]
+            return "\n".join(lines[:i] + [f"    require: [{inner}]"] + lines[i + 1:])
+    return text
