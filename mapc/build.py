@@ -27,6 +27,7 @@ class BuildResult:
     diagnostics: Diagnostics
     files: dict[str, bytes] = field(default_factory=dict)
     validation: ValidationReport | None = None
+    written: object = None  # mapc.output.WriteReport: removed files, forced overwrites, notes
 
     @property
     def ok(self) -> bool:
@@ -56,6 +57,34 @@ def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[
     return program, target.render(spec, program, out_dir)
 
 
+@dataclass
+class Output:
+    """Everything a build writes, before it touches the disk."""
+
+    files: dict[str, bytes]  # with provenance headers, reconciled, the lock included
+    rendered: set[str]  # every path the target produced (and the lock)
+    roots: list[str]  # what the target owns in the output
+    lock: str  # the lock's path
+    origin: object  # mapc.provenance.Origin
+
+
+def output_files(spec: ir.Spec, target: Target, out: Path, *, force: bool = False) -> Output:
+    """Render, add provenance headers, let the target reconcile with the disk, add the lock."""
+    from mapc import provenance
+
+    _, files = render(spec, target, out)
+    origin = provenance.origin(spec.file, spec.digest, target.name, out)
+    files = provenance.add_headers(files, origin)
+    rendered = set(files)
+    roots = target.owned_roots(spec)
+    files = target.reconcile(spec, out, files, force=force)
+    lock = provenance.lock_path(roots, rendered)
+    digests = provenance.still_ours(out, lock, rendered - set(files))
+    digests.update({rel: provenance.sha256(data) for rel, data in files.items()})
+    files[lock] = provenance.lock_bytes(origin, digests, roots, lock)
+    return Output(files, rendered | {lock}, roots, lock, origin)
+
+
 def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, validate: bool = True,
           force: bool = False) -> BuildResult:
     """Build ``spec_path`` for ``target_name`` into ``out_dir``."""
@@ -64,16 +93,21 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     if spec is None:
         return BuildResult(None, diags)
     out = Path(out_dir)
-    _, files = render(spec, target, out)
-    from mapc.output import OutputConflict, write_output
+    from mapc import provenance
+    from mapc.output import OutputConflict, plan_output, write_output
 
+    files: dict[str, bytes] = {}
     try:
-        files = target.reconcile(spec, out, files, force=force)
-        write_output(out, files, roots=target.owned_roots(spec), force=force)
+        output = output_files(spec, target, out, force=force)
+        files = output.files
+        previous = provenance.previous_files(out, output.lock, force=force)
+        plan = plan_output(out, files, roots=output.roots, rendered=output.rendered, previous=previous,
+                           lock_root=provenance.lock_folder(output.roots, output.rendered))
+        written = write_output(plan, force=force)
     except OutputConflict as exc:
-        diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint))
+        diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint, file=str(out)))
         return BuildResult(spec, diags, files)
-    result = BuildResult(spec, diags, files)
+    result = BuildResult(spec, diags, files, written=written)
     if validate:
         result.validation = target.validate_build(spec, out)
     return result

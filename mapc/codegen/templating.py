@@ -84,13 +84,15 @@ def render_template(name: str, **context: Any) -> str:
     return _ENV.get_template(name).render(**context)
 
 
-def template_digest() -> str:
-    """SHA-256 over every template file (for lock files: did the templates change?)."""
+def template_digest(folder: str = "") -> str:
+    """SHA-256 over every template file, or those of one ``folder`` (a target's), for
+    lock files: did the templates change?"""
     import hashlib
 
     h = hashlib.sha256()
-    root = templates_dir()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    root = templates_dir() / folder if folder else templates_dir()
+    files = root.rglob("*") if root.is_dir() else ()
+    for path in sorted(p for p in files if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(root).as_posix()
         h.update(f"{len(rel)}:{rel}:".encode())
         h.update(path.read_bytes())
