@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_adapter
+from rlviz.support import ROOT, run_adapter
 from mapc.codegen.program import load_module
 from mapc.validators.rlviz.records import StreamChecker, check_stream, split_lines
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, ROOT
+from rlviz.support import EXAMPLES, ROOT
 from golden import assert_golden
 from mapc.build import build, load_checked
 from mapc.targets import get_target

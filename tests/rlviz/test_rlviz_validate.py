@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from rlviz.support import ROOT
 from mapc.validators.rlviz import host
 from mapc.validators.rlviz.digest import content_digest
 from mapc.validators.rlviz.validate import ValidationFailure, load_plugin, validate, validate_adapter
