@@ -50,13 +50,14 @@ def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | Non
             return specs[ref], None, None
         from mapc.spec.schema_check import suggest
 
-        hint = suggest(ref, specs) or "run `mapc specs` to list the library specs"
+        guess = suggest(ref, specs)
         return None, f"unknown library spec {ref!r}", (
-            f"{hint}; to build on a file instead, give a path such as ./{ref}.yaml"
+            (f"{guess} " if guess else "")
+            + f"`mapc specs` lists the library; to build on a file, give a path such as ./{ref}.yaml"
         )
     path = Path(ref)
     if not path.is_absolute():
-        path = Path(spec_file).resolve().parent / path
+        path = Path(spec_file).parent / path  # shown as the user would write it
     if not path.is_file():
         return None, f"spec file not found: {ref}", f"paths are relative to {Path(spec_file).name}'s folder"
     return path, None, None
