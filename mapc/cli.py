@@ -116,26 +116,72 @@ def build(
     spec: Path = typer.Argument(..., help="The spec file (YAML)."),
     target: str = typer.Option(..., "--target", "-t", help="rlviz, relai or cap-evolve."),
     out: Path = typer.Option(..., "--out", "-o", help="Output directory (for relai: the project root)."),
-    force: bool = typer.Option(False, "--force", help="Overwrite generated files that were edited by hand."),
+    force: bool = typer.Option(False, "--force", help="Overwrite generated files that were edited by hand, "
+                               "and files mapc did not generate that are in the way."),
     no_validate: bool = typer.Option(False, "--no-validate", help="Skip the built-in validator after building."),
+    check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 0 if the output is current, "
+                                    "1 if not (with the reason per file)."),
+    diff: bool = typer.Option(False, "--diff", help="Write nothing; print the unified diff a build would apply "
+                              "(implies --check)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Generate the adapter for TARGET, then check it with mapc's built-in validator."""
+    if check_only or diff:
+        _check_build(spec, target, out, diff, as_json)
     from mapc.build import build as do_build
 
     result = do_build(spec, target, out, validate=not no_validate, force=force)
     extra = {"target": target, "out": str(out), "files": sorted(result.files)}
+    written = result.written
+    if written is not None:
+        extra["removed"] = written.removed
+        extra["forced"] = [c.path for c in written.forced]
     if result.validation is not None:
         extra["validation"] = result.validation.payload
     if as_json:
         _emit_diags(result.diagnostics, True, **extra, built=result.ok)
     else:
         _emit_diags(result.diagnostics, False)
+        if written is not None:
+            for conflict in written.forced:
+                typer.echo(f"overwrote (--force): {conflict.message}", err=True)
+            for rel in written.removed:
+                typer.echo(f"removed {rel} (the spec no longer produces it)", err=True)
+            for note in written.notes:
+                typer.echo(f"note: {note}", err=True)
         if result.validation is not None and result.validation.text:
             typer.echo(result.validation.text, err=True)
         if result.ok:
             typer.echo(f"built {target} adapter in {out} ({len(result.files)} files)", err=True)
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FINDINGS)
+
+
+def _check_build(spec: Path, target: str, out: Path, with_diff: bool, as_json: bool) -> None:
+    """``build --check`` / ``--diff``: 0 current, 1 not current, 2 when the spec has errors."""
+    from mapc.freshness import check_build
+
+    fresh, diags = check_build(spec, target, out, with_diff=with_diff)
+    if fresh is None:
+        _emit_diags(diags, as_json, spec=str(spec), current=False)
+        raise typer.Exit(EXIT_USAGE)
+    stale = [f for f in fresh.files if f.status != "current"]
+    if as_json:
+        payload = {"ok": fresh.current, "current": fresh.current, "target": target, "out": str(out),
+                   "files": [f.to_dict() for f in fresh.files]}
+        if with_diff:
+            payload["diff"] = fresh.diff
+        typer.echo(json.dumps(payload, ensure_ascii=False))
+    else:
+        if with_diff and fresh.diff:
+            sys.stdout.write(fresh.diff)
+        for f in stale:
+            typer.echo(f"{f.path or out}: {f.status}: {f.message}", err=True)
+        if fresh.current:
+            typer.echo(f"ok: {out} is current ({len(fresh.files)} files)", err=True)
+        else:
+            typer.echo(f"{out} is not current: {len(stale)} of {len(fresh.files)} file(s) differ from what "
+                       f"`mapc build` would write", err=True)
+    raise typer.Exit(EXIT_OK if fresh.current else EXIT_FINDINGS)
 
 
 @app.command()
@@ -195,6 +241,83 @@ def validate(
         if report.text:
             typer.echo(report.text, err=not report.ok)
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+@app.command()
+@guarded
+def review(
+    out: Path = typer.Argument(..., help="A build output (for relai: the project root or the adapter folder)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Summarise generated code for the person deciding to trust it: what it reads, emits and
+    executes, its files checked against mapc.lock.json, and a static scan. Exit 1 on findings."""
+    from mapc.review import ReviewError, format_review
+    from mapc.review import review as do_review
+
+    try:
+        reviews = do_review(out)
+    except ReviewError as exc:
+        from mapc.build import UsageError
+
+        raise UsageError(str(exc)) from None
+    findings = sum(len(r.findings) for r in reviews)
+    if as_json:
+        typer.echo(json.dumps({"ok": findings == 0, "reviews": [r.to_dict() for r in reviews]}, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(format_review(r) for r in reviews), nl=False)
+    raise typer.Exit(EXIT_OK if findings == 0 else EXIT_FINDINGS)
+
+
+@app.command()
+@guarded
+def explain(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="Explain this target's generated files "
+                                         "(with their line numbers) instead of the mapping program."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Map each spec line to the generated function that implements it."""
+    from mapc.explain import explain as do_explain
+    from mapc.explain import format_explanation
+
+    result, diags = do_explain(spec, target)
+    if result is None:
+        _emit_diags(diags, as_json, spec=str(spec))
+        raise typer.Exit(EXIT_FINDINGS)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        typer.echo(format_explanation(result), nl=False)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+@guarded
+def drift(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    sample: Path = typer.Argument(..., help="A sample of the changed source (JSON or JSON Lines)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Compare a new source sample with what SPEC reads: missing or retyped fields, a probe that
+    no longer matches, rules that no longer fire, new fields. Exit 1 on breaking drift."""
+    from mapc.build import UsageError
+    from mapc.drift import ProfileError, format_drift
+    from mapc.drift import drift as do_drift
+
+    if not sample.exists():
+        raise UsageError(f"sample not found: {sample}")
+    try:
+        report, diags = do_drift(spec, sample)
+    except (ProfileError, OSError) as exc:
+        raise UsageError(f"cannot read the sample: {exc}") from None
+    if report is None:
+        _emit_diags(diags, as_json, spec=str(spec))
+        raise typer.Exit(EXIT_USAGE)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        typer.echo(format_drift(report), nl=False)
+    raise typer.Exit(EXIT_FINDINGS if report.breaking else EXIT_OK)
 
 
 @app.command()

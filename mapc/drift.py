@@ -1,0 +1,276 @@
+"""``mapc drift SPEC NEW_SAMPLE``: has the source schema moved away from the spec?
+
+The new sample is profiled (:mod:`mapc.profile`: shape only, bounded) and
+compared with every field path the spec reads (:mod:`mapc.reads`). The spec's
+fixtures are the baseline, the traces the spec was written against: a path
+they had and the new sample lacks is breaking, as is a type that no longer
+overlaps (``id`` was a number, is now a string). Without fixtures, a path is
+breaking when its parent object is in the sample but the key is not.
+
+The spec's own probe is run on the sample (if it no longer matches, the host
+will not pick the adapter: breaking), and so is its mapping: an error is
+breaking; an event kind the fixtures produced but the sample never does is
+reported (a rule that no longer matches). Fields the sample has that the spec
+does not read are listed (as *new* when there is a baseline to compare with).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mapc.profile import Profile, ProfileError, profile
+from mapc.reads import read_paths, spec_reads
+
+MAX_LISTED = 100
+
+
+@dataclass(frozen=True)
+class DriftItem:
+    kind: str  # missing | type_changed | type_added | not_seen | unchecked | probe | mapping_error | rule | new_field | unmapped
+    path: str
+    message: str
+    breaking: bool
+    read_by: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "path": self.path, "message": self.message, "breaking": self.breaking,
+                "read_by": list(self.read_by)}
+
+
+@dataclass
+class DriftReport:
+    spec: str
+    sample: str
+    container: str
+    records: int
+    baseline: list[str]
+    items: list[DriftItem] = field(default_factory=list)
+
+    @property
+    def breaking(self) -> bool:
+        return any(i.breaking for i in self.items)
+
+    def to_dict(self) -> dict:
+        return {"ok": not self.breaking, "breaking": self.breaking, "spec": self.spec, "sample": self.sample,
+                "container": self.container, "records": self.records, "baseline": self.baseline,
+                "items": [i.to_dict() for i in self.items]}
+
+
+# -- path matching ------------------------------------------------------------------------
+def segments(path: str) -> tuple[str, ...]:
+    """``a.b[].c`` -> ``('a', 'b', '[]', 'c')``."""
+    out: list[str] = []
+    for part in path.split(".") if path else []:
+        name, _, rest = part.partition("[")
+        if name:
+            out.append(name)
+        out += ["[]"] * (rest.count("]") if rest or part.endswith("]") else 0)
+    return tuple(out)
+
+
+def _matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
+    return len(pattern) == len(path) and all(
+        p == q or (p == "*" and q != "[]") for p, q in zip(pattern, path))
+
+
+def _variants(segs: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The path, and the same with ``[][]`` read as ``[]``: field paths index a
+    projection's result (``a[?x] | [0].b``) as if it were nested arrays."""
+    out = [segs]
+    current = list(segs)
+    while True:
+        for i in range(len(current) - 1):
+            if current[i] == current[i + 1] == "[]":
+                del current[i]
+                out.append(tuple(current))
+                break
+        else:
+            return out
+
+
+class _Index:
+    def __init__(self, prof: Profile):
+        self.fields = {segments(p): (p, set(s.types)) for p, s in prof.fields.items()}
+
+    def lookup(self, path: str) -> tuple[str, set[str]] | None:
+        """(profile path, types) of the first variant of ``path`` the profile has."""
+        for variant in _variants(segments(path)):
+            if variant in self.fields:
+                return self.fields[variant]
+            types: set[str] = set()
+            hit = None
+            for segs, (p, t) in self.fields.items():
+                if "*" in variant and _matches(variant, segs):
+                    types |= t
+                    hit = hit or p
+            if hit:
+                return hit, types
+        return None
+
+    def nearest_ancestor(self, path: str) -> tuple[str, set[str]] | None:
+        segs = segments(path)
+        for n in range(len(segs) - 1, -1, -1):
+            found = self.lookup(_join(segs[:n]))
+            if found is not None:
+                return found
+        return None
+
+
+def _join(segs) -> str:
+    out = ""
+    for s in segs:
+        out = out + s if s == "[]" else (f"{out}.{s}" if out else s)
+    return out
+
+
+def _covered(path: str, reads: list[tuple[str, ...]]) -> bool:
+    """Whether reading ``reads`` touches ``path`` (read itself, inside a read value, or on the way)."""
+    segs = segments(path)
+    for r in reads:
+        n = min(len(r), len(segs))
+        if _matches(r[:n], segs[:n]):
+            return True
+    return False
+
+
+# -- the comparison ---------------------------------------------------------------------------
+def drift(spec_path: str | Path, sample: str | Path):
+    """``(DriftReport, diagnostics)``; the report is None when the spec has errors.
+
+    Raises ProfileError/OSError when the sample cannot be read.
+    """
+    from mapc.spec import load_spec
+
+    spec, diags = load_spec(spec_path)
+    if spec is None:
+        return None, diags
+    container = spec.source.container
+    new = profile(sample, container=container)
+    fixtures = [Path(fx.resolved) for fx in spec.fixtures]
+    baseline = [profile(f, container=container) for f in fixtures]
+    report = DriftReport(str(spec_path), str(sample), container, new.records, [f.name for f in fixtures])
+    reads = spec_reads(spec)
+    paths = read_paths(reads)
+    approximate = {r.path for r in reads if not r.exact}
+    new_ix = _Index(new)
+    base_ix = [_Index(b) for b in baseline]
+    for path, read_by in paths.items():
+        report.items += _check_path(path, tuple(read_by), path in approximate, new_ix, base_ix)
+    report.items += _check_behaviour(spec, Path(sample), fixtures)
+    report.items += _unread_fields(new, baseline, [segments(p) for p in paths])
+    return report, diags
+
+
+def _check_path(path, read_by, approximate, new_ix: _Index, base_ix: list[_Index]) -> list[DriftItem]:
+    shown = path or "(the whole record)"
+    now = new_ix.lookup(path)
+    before: set[str] | None = None
+    if base_ix:
+        seen = [b.lookup(path) for b in base_ix]
+        before = set().union(*(s[1] for s in seen if s)) if any(seen) else None
+    if now is None:
+        if base_ix and before is None:
+            return []  # never in the fixtures either: an optional field, nothing to compare
+        if approximate:
+            return [DriftItem("unchecked", shown, "not in the sample; read through a computed value, so the "
+                              "path is a best guess", False, read_by)]
+        parent = new_ix.nearest_ancestor(path)
+        if parent is not None and "object" not in parent[1]:
+            return [DriftItem("not_seen", shown, f"not in the sample: {parent[0] or 'its parent'} is "
+                              f"{'/'.join(sorted(parent[1]))} there, never an object with this field", False, read_by)]
+        was = " (the fixtures have it)" if before is not None else ""
+        return [DriftItem("missing", shown, f"missing from the new sample{was}", True, read_by)]
+    if before is None:
+        return []
+    old_types, new_types = before - {"null"}, now[1] - {"null"}
+    if old_types and new_types and old_types.isdisjoint(new_types):
+        return [DriftItem("type_changed", shown, f"was {'/'.join(sorted(old_types))}, is now "
+                          f"{'/'.join(sorted(new_types))}", True, read_by)]
+    if new_types - old_types:
+        return [DriftItem("type_added", shown, f"now also {'/'.join(sorted(new_types - old_types))} (was "
+                          f"{'/'.join(sorted(old_types)) or 'null'})", False, read_by)]
+    return []
+
+
+def _check_behaviour(spec, sample: Path, fixtures: list[Path]) -> list[DriftItem]:
+    from mapc.build import mapping_namespace, run_mapping
+
+    items = []
+    ns = mapping_namespace(spec)
+    verdict = ns["probe"](str(sample))
+    if not verdict.get("supported"):
+        items.append(DriftItem("probe", "source.probe", f"the probe no longer recognises the sample: "
+                               f"{verdict.get('reason')}", True, ("source.probe",)))
+    kinds_now, error = _event_kinds(spec, sample, run_mapping)
+    if error:
+        items.append(DriftItem("mapping_error", "", f"mapping the sample fails: {error}", True))
+    kinds_before: dict[str, int] = {}
+    for fx in fixtures:
+        counts, _ = _event_kinds(spec, fx, run_mapping)
+        for k, n in counts.items():
+            kinds_before[k] = kinds_before.get(k, 0) + n
+    for kind in sorted(set(kinds_before) - set(kinds_now)):
+        if not error:
+            items.append(DriftItem("rule", kind, f"event kind {kind!r}: the fixtures produce "
+                                   f"{kinds_before[kind]}, the new sample none (a rule that no longer matches?)",
+                                   False, tuple(_rules_of(spec, kind))))
+    return items
+
+
+def _event_kinds(spec, source: Path, run_mapping) -> tuple[dict[str, int], str | None]:
+    buf = io.BytesIO()
+    ok, error, _ = run_mapping(spec, source, buf)
+    kinds: dict[str, int] = {}
+    for line in buf.getvalue().splitlines():
+        rec = json.loads(line)
+        if rec.get("record_type") == "event":
+            kinds[rec["kind"]] = kinds.get(rec["kind"], 0) + 1
+    return kinds, None if ok else error
+
+
+def _rules_of(spec, kind: str) -> list[str]:
+    from mapc.diagnostics import format_path
+
+    return [format_path(t.path) for rule in spec.events.rules for t in rule.emits if t.kind == kind]
+
+
+def _unread_fields(new: Profile, baseline: list[Profile], reads: list[tuple[str, ...]]) -> list[DriftItem]:
+    known: set[tuple[str, ...]] = set()
+    for b in baseline:
+        known |= {segments(p) for p in b.fields}
+    uncovered = {p for p in new.fields if p and not _covered(p, reads)
+                 and (not baseline or segments(p) not in known)}
+    top = sorted(p for p in uncovered if _join(segments(p)[:-1]) not in uncovered)
+    kind = "new_field" if baseline else "unmapped"
+    what = "new since the fixtures; the spec does not read it" if baseline else "the spec does not read it"
+    return [DriftItem(kind, p, f"{what} ({'/'.join(sorted(new.fields[p].types))})", False)
+            for p in top[:MAX_LISTED]]
+
+
+def format_drift(r: DriftReport) -> str:
+    unit = "line(s)" if r.container == "jsonl" else "document"
+    base = f"baseline: fixtures {', '.join(r.baseline)}" if r.baseline else "no fixtures: no baseline to compare types with"
+    lines = [f"mapc drift: {r.spec} vs {r.sample} ({r.records} {unit} profiled; {base})"]
+    groups = [
+        ("BREAKING", [i for i in r.items if i.breaking]),
+        ("CHANGED, not breaking", [i for i in r.items if not i.breaking and i.kind not in ("new_field", "unmapped")]),
+        ("FIELDS THE SPEC DOES NOT READ", [i for i in r.items if i.kind in ("new_field", "unmapped")]),
+    ]
+    for title, items in groups:
+        if not items:
+            continue
+        lines += ["", f"{title} ({len(items)})"]
+        for i in items:
+            by = f"  [read by {', '.join(i.read_by[:4])}{', ...' if len(i.read_by) > 4 else ''}]" if i.read_by else ""
+            lines.append(f"  {i.kind:<13} {i.path}: {i.message}{by}")
+    if not r.items:
+        lines.append("no drift: every field the spec reads is there with the same types")
+    lines.append("")
+    lines.append("breaking drift: update the spec, then `mapc build --check`" if r.breaking else "no breaking drift")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["drift", "format_drift", "DriftReport", "DriftItem", "ProfileError", "segments"]

@@ -1,0 +1,379 @@
+"""``mapc review DIR``: what a person needs before trusting generated code.
+
+Reads the build's ``mapc.lock.json`` and files (never runs them): what the
+adapter reads (source format, probe, every source field path the mapping
+touches), what it emits (records, event kinds, signals, evaluators), what it
+executes (agent and prepare commands as declared, the runner a host will
+start, and every process or file operation in the code), each file with its
+digest checked against the lock, and static findings (:mod:`mapc.codescan`).
+
+The spec is found through the lock (its path from the output folder). Without
+it the summary says so, and the files are still checked and scanned.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mapc import provenance
+from mapc.codescan import Behaviour, Finding, fingerprints, scan_source
+
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules"}
+_MAX_SCANNED = 500
+
+
+class ReviewError(Exception):
+    """DIR cannot be reviewed (exit code 2)."""
+
+
+@dataclass
+class Review:
+    out: str  # the output folder, as the user can find it
+    lock_file: str | None
+    target: str | None
+    mapc_version: str | None
+    spec: dict  # path, sha256, status: matches | changed | missing | invalid | unknown
+    reads: dict = field(default_factory=dict)
+    emits: dict = field(default_factory=dict)
+    executes: dict = field(default_factory=dict)
+    files: list[dict] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "out": self.out, "lock": self.lock_file, "target": self.target, "mapc_version": self.mapc_version,
+            "spec": self.spec, "reads": self.reads, "emits": self.emits, "executes": self.executes,
+            "files": self.files, "findings": [f.to_dict() for f in self.findings], "notes": self.notes,
+        }
+
+
+def find_locks(folder: Path) -> list[Path]:
+    """Locks of the builds in ``folder``: its own, or the RELAI adapters of a project."""
+    own = folder / provenance.LOCK_NAME
+    if own.is_file():
+        return [own]
+    relai = folder / ".relai" / "custom-adaptor"
+    if relai.is_dir():
+        return sorted(p / provenance.LOCK_NAME for p in relai.iterdir() if (p / provenance.LOCK_NAME).is_file())
+    return []
+
+
+def review(folder: str | Path) -> list[Review]:
+    """One review per build found in ``folder`` (raises ReviewError when it is not a folder)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ReviewError(f"{folder} is not a folder")
+    locks = find_locks(folder)
+    if not locks:
+        return [_review_unlocked(folder)]
+    return [_review_locked(lock) for lock in locks]
+
+
+# -- with a lock ------------------------------------------------------------------------
+def _review_locked(lock_path: Path) -> Review:
+    try:
+        lock = provenance.read_lock(lock_path)
+    except (provenance.LockError, OSError) as exc:
+        r = _review_unlocked(lock_path.parent)
+        r.lock_file = str(lock_path)
+        r.findings.insert(0, Finding(lock_path.name, 0, "lock", f"unreadable lock: {exc}"))
+        return r
+    assert lock is not None
+    root = Path(os.path.normpath(lock_path.parent / lock.output))
+    r = Review(out=str(root), lock_file=str(lock_path), target=lock.target, mapc_version=lock.mapc_version,
+               spec={"path": lock.spec, "sha256": lock.spec_sha256, "status": "unknown"})
+    spec, target = _load_spec(root, lock, r)
+    known: set[str] = set()
+    if spec is not None and target is not None:
+        _describe_spec(spec, r)
+        known = _fresh_fingerprints(spec, target, root)
+    sources: dict[str, str] = {}
+    for rel, digest in sorted(lock.files.items()):
+        path = root / rel
+        entry = {"path": rel, "sha256": digest, "status": "ok"}
+        if os.path.islink(path) or not path.is_file():
+            entry["status"] = "missing"
+            r.findings.append(Finding(rel, 0, "missing", "listed in the lock but not there"))
+        else:
+            data = path.read_bytes()
+            if provenance.sha256(data) != digest:
+                entry["status"] = "edited"
+                entry["sha256"] = provenance.sha256(data)
+                r.findings.append(Finding(rel, 0, "edited", "differs from what mapc generated (see "
+                                          "`mapc build --diff`)"))
+            if rel.endswith(".py"):
+                sources[rel] = data.decode("utf-8", "replace")
+            if rel.endswith("catalog.json"):
+                _catalog_commands(data, rel, r)
+        r.files.append(entry)
+    for rel in _unlisted_python(root, lock):
+        r.files.append({"path": rel, "sha256": provenance.sha256((root / rel).read_bytes()),
+                        "status": "not generated by mapc"})
+        r.findings.append(Finding(rel, 0, "not_generated", "Python file in mapc's output that mapc did not generate"))
+        sources[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+    _scan(sources, lock.target, known, r)
+    return r
+
+
+def _load_spec(root: Path, lock: provenance.Lock, r: Review):
+    from mapc.build import load_checked
+    from mapc.targets import get_target
+
+    spec_file = root / lock.spec
+    target = get_target(lock.target)
+    if target is None:
+        r.notes.append(f"unknown target {lock.target!r}: built by another mapc?")
+        return None, None
+    if not spec_file.is_file():
+        r.spec["status"] = "missing"
+        r.notes.append(f"the spec {lock.spec} is not there (relative to {r.out}): what the adapter reads and "
+                       "emits cannot be shown; files are still checked and scanned")
+        return None, target
+    spec, diags = load_checked(spec_file, target)
+    if spec is None:
+        r.spec["status"] = "invalid"
+        r.notes.append(f"the spec {lock.spec} has errors now (`mapc check {spec_file}`); only the files are reviewed")
+        return None, target
+    if spec.digest == lock.spec_sha256:
+        r.spec["status"] = "matches"
+    else:
+        r.spec["status"] = "changed"
+        r.notes.append("the spec changed since this build: the summary below is the current spec's; "
+                       "`mapc build --check` shows which files are stale")
+    return spec, target
+
+
+def _fresh_fingerprints(spec, target, root: Path) -> set[str]:
+    """Functions mapc would generate from this spec now: mapc's own code."""
+    from mapc.build import render
+
+    try:
+        _, files = render(spec, target, root)
+    except Exception:  # a target that cannot render only loses this refinement
+        return set()
+    found: set[str] = set()
+    for rel, data in files.items():
+        if rel.endswith(".py"):
+            found |= fingerprints(data.decode("utf-8", "replace"))
+    return found
+
+
+def _unlisted_python(root: Path, lock: provenance.Lock) -> list[str]:
+    """Python files in the folders mapc owns that the lock does not list."""
+    out = []
+    for owned in lock.owned:
+        base = root / owned if owned else root
+        if not base.is_dir() or owned in lock.files:
+            continue
+        for folder, dirs, names in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+            for name in sorted(names):
+                rel = Path(folder, name).relative_to(root).as_posix()
+                if name.endswith(".py") and rel not in lock.files:
+                    out.append(rel)
+    return out[:_MAX_SCANNED]
+
+
+def _catalog_commands(data: bytes, rel: str, r: Review) -> None:
+    try:
+        catalog = json.loads(data)
+    except ValueError:
+        return
+    if isinstance(catalog, dict):
+        for key in ("runner", "prepare"):
+            if isinstance(catalog.get(key), list):
+                r.executes[f"{key} ({rel})"] = catalog[key]
+
+
+# -- without a lock -----------------------------------------------------------------------
+def _review_unlocked(folder: Path) -> Review:
+    r = Review(out=str(folder), lock_file=None, target=None, mapc_version=None,
+               spec={"path": None, "sha256": None, "status": "unknown"})
+    r.findings.append(Finding(provenance.LOCK_NAME, 0, "no_lock", "no mapc.lock.json: not a mapc build, or the "
+                              "lock was removed; nothing can be checked against what mapc generated"))
+    sources = {}
+    for dirpath, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(names):
+            if name.endswith(".py") and len(sources) < _MAX_SCANNED:
+                path = Path(dirpath, name)
+                rel = path.relative_to(folder).as_posix()
+                data = path.read_bytes()
+                r.files.append({"path": rel, "sha256": provenance.sha256(data), "status": "unknown"})
+                sources[rel] = data.decode("utf-8", "replace")
+    _scan(sources, None, set(), r)
+    return r
+
+
+# -- the scan and the summary ---------------------------------------------------------------
+def _scan(sources: dict[str, str], target: str | None, known: set[str], r: Review) -> None:
+    behaviours: list[Behaviour] = []
+    declared = r.executes.get("agent command")
+    for rel, text in sorted(sources.items()):
+        found, seen = scan_source(rel, text, target=target, known=known)
+        r.findings.extend(found)
+        behaviours.extend(seen)
+        agent = _agent_constant(text)
+        if agent is not None:
+            command = agent.get("command") if isinstance(agent, dict) else None
+            if "agent command" in r.executes and command != declared:
+                r.findings.append(Finding(rel, 0, "agent_command", f"the code runs {command!r}, but the spec "
+                                          f"declares {declared!r}"))
+            elif command is not None and "agent command" not in r.executes:
+                r.executes[f"agent command ({rel})"] = command
+    unique = {(b.file, b.line, b.function, b.call): b for b in behaviours}
+    r.executes["code"] = [b.to_dict() for b in unique.values()]
+
+
+def _agent_constant(text: str):
+    """The ``AGENT = {...}`` constant of a generated module (what the code will run)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "AGENT" for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return {"command": "(not a literal)"}
+    return None
+
+
+def _describe_spec(spec, r: Review) -> None:
+    from mapc.reads import read_paths, spec_reads
+
+    src = spec.source
+    reads = spec_reads(spec)
+    siblings: dict[str, dict] = {}
+    for name, candidates in src.siblings:
+        siblings[name] = {"files": list(candidates), "paths": read_paths(reads, f"sibling:{name}")}
+    r.reads = {
+        "format": src.format,
+        "container": src.container,
+        "relative_to": "each line" if src.container == "jsonl" else "the document",
+        "probe": {"bytes": src.probe.bytes, "lines": src.probe.lines, "require": list(src.probe.require_text),
+                  "when": src.probe.when.text if src.probe.when else None},
+        "limits": {"max_bytes": src.max_bytes, "max_line_bytes": src.max_line_bytes},
+        "paths": read_paths(reads),
+        "approximate": sorted({x.path for x in reads if not x.exact}),
+        "siblings": siblings,
+    }
+    records = []
+    parent = "source file"
+    for lv in spec.levels:
+        how = f"one per element of {lv.scope.loops[0].each.text}" if lv.scope.loops else f"one per {parent}"
+        records.append({"record": lv.name, "how": how + ("" if lv.declared else ", not in the spec")})
+        parent = lv.name
+    ev = spec.events
+    records.append({"record": "event",
+                    "how": f"one per element of {ev.scope.loops[0].each.text}" if ev.scope.loops else "one per trajectory"})
+    kinds, signals = [], []
+    for lv in spec.levels:
+        signals += [_name(s.name) for s in lv.signals]
+    for rule in ev.rules:
+        when = rule.when.text if rule.when is not None else None
+        if rule.skip:
+            kinds.append({"kind": "(skipped)", "when": when})
+        for t in rule.emits:
+            kinds.append({"kind": t.kind, "when": when if t.when is None else f"{when} and {t.when.text}"})
+            signals += [_name(s.name) for s in t.signals]
+    r.emits = {
+        "records": records,
+        "event_kinds": kinds,
+        "signals": list(dict.fromkeys(signals)),
+        "evaluators": [{"id": e.id, "range": [e.low, e.high], "description": e.description}
+                       for e in spec.evaluators],
+        "tasks": len(spec.tasks.items) if spec.tasks else 0,
+    }
+    agent = spec.agent
+    if agent is not None:
+        if agent.command:
+            r.executes["agent command"] = list(agent.command)
+        if agent.prepare:
+            r.executes["prepare command"] = list(agent.prepare)
+        if agent.replay:
+            r.executes["replays recorded traces"] = agent.replay
+        if agent.trace:
+            r.executes["reads the agent's trace at"] = agent.trace
+        if agent.env:
+            r.executes["agent environment"] = dict(agent.env)
+        r.executes["timeout seconds"] = agent.timeout
+
+
+def _name(v) -> str:
+    from mapc.spec import ir
+
+    return str(v.value) if isinstance(v, ir.Literal) else f"({getattr(v, 'text', 'computed')})"
+
+
+# -- text ---------------------------------------------------------------------------------------
+def format_review(r: Review) -> str:
+    lines = [f"mapc review: {r.out}" + (f" ({r.target} target, built by mapc {r.mapc_version})" if r.target else "")]
+    if r.spec.get("path"):
+        lines.append(f"spec: {r.spec['path']} (from the output folder), sha256 {r.spec['sha256'][:16]}..., "
+                     f"{_SPEC_STATUS[r.spec['status']]}")
+    for note in r.notes:
+        lines.append(f"note: {note}")
+    if r.reads:
+        rd = r.reads
+        lines += ["", "WHAT IT READS",
+                  f"  source format {rd['format']} ({'JSON Lines' if rd['container'] == 'jsonl' else 'one JSON document'})"]
+        probe = rd["probe"]
+        cond = [f"requires {', '.join(probe['require'])}"] if probe["require"] else []
+        if probe["when"]:
+            cond.append(f"when {probe['when']}")
+        lines.append(f"  probe: at most {probe['bytes']} bytes" + (f" / {probe['lines']} lines" if rd["container"] == "jsonl"
+                                                                 else "") + (f"; {'; '.join(cond)}" if cond else ""))
+        lines.append(f"  source field paths ({len(rd['paths'])}, relative to {rd['relative_to']}):")
+        width = min(48, max((len(p) for p in rd["paths"]), default=0))
+        for path, where in rd["paths"].items():
+            mark = " ~" if path in rd["approximate"] else ""
+            lines.append(f"    {path.ljust(width)}  {', '.join(where)}{mark}")
+        if rd["approximate"]:
+            lines.append("    (~ read through a computed value: the path is a best guess)")
+        for name, sib in rd["siblings"].items():
+            lines.append(f"  sibling file {name} ({' or '.join(sib['files'])}): {', '.join(sib['paths']) or '(whole file)'}")
+    if r.emits:
+        em = r.emits
+        lines += ["", "WHAT IT EMITS", "  records: " + "; ".join(f"{x['record']} ({x['how']})" for x in em["records"])]
+        lines.append("  event kinds: " + "; ".join(f"{k['kind']} " + (f"when {k['when']}" if k["when"] else "otherwise")
+                                                 for k in em["event_kinds"]))
+        lines.append("  signals: " + (", ".join(em["signals"]) or "none"))
+        lines.append("  evaluators: " + (", ".join(f"{e['id']} [{e['range'][0]:g}, {e['range'][1]:g}]"
+                                                   for e in em["evaluators"]) or "none"))
+        if em["tasks"]:
+            lines.append(f"  tasks: {em['tasks']}")
+    lines += ["", "WHAT IT EXECUTES"]
+    commands = {k: v for k, v in r.executes.items() if k != "code"}
+    if not commands:
+        lines.append("  no agent, prepare or runner command")
+    for key, value in commands.items():
+        lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    code = r.executes.get("code", [])
+    if code:
+        lines.append("  process and file operations in mapc's own code:")
+        for b in code:
+            lines.append(f"    {b['file']}:{b['line']} {b['function']}: {b['call']}")
+    lines += ["", f"FILES ({len(r.files)})" + (" checked against the lock" if r.lock_file else "")]
+    for f in r.files:
+        lines.append(f"  {f['status']:<8} {f['sha256'][:16]}  {f['path']}")
+    lines += ["", f"FINDINGS ({len(r.findings)})" if r.findings else "FINDINGS: none"]
+    for f in r.findings:
+        where = f"{f.file}:{f.line}" if f.line else f.file
+        lines.append(f"  {where} {f.code}: {f.message}")
+    return "\n".join(lines) + "\n"
+
+
+_SPEC_STATUS = {
+    "matches": "matches the lock",
+    "changed": "CHANGED since the build",
+    "missing": "NOT FOUND",
+    "invalid": "has errors",
+    "unknown": "not checked",
+}
