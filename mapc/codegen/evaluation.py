@@ -10,7 +10,7 @@ adapter does not score.
 from __future__ import annotations
 
 from mapc.codegen.expressions import ExprTable
-from mapc.codegen.pysrc import Writer, comment_text, identifier, literal
+from mapc.codegen.pysrc import Writer, docstring_text, identifier, literal
 from mapc.spec import ir
 
 
@@ -41,7 +41,7 @@ def generate_evaluation(spec: ir.Spec, exprs: ExprTable) -> str:
         w.line("")
         w.line(f"def {fname}(scope, variables):")
         with w.indent():
-            w.line(f'"""evaluators[{ev.path[1]}] {comment_text(ev.id)}: {comment_text(ev.description)}"""')
+            w.line(f'"""evaluators[{ev.path[1]}] {docstring_text(ev.id)}: {docstring_text(ev.description)}"""')
             w.comment(f"score (line {ev.score.line}): {ev.score.text}")
             w.line(f"score = {exprs.call(ev.score, 'scope', 'variables')}")
             w.line("feedback_scope = dict(scope, score=score)")

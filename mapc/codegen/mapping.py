@@ -14,7 +14,7 @@ construction, and cheap.
 from __future__ import annotations
 
 from mapc.codegen.expressions import ExprTable
-from mapc.codegen.pysrc import Writer, comment_text, literal
+from mapc.codegen.pysrc import Writer, docstring_text, literal
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
 
@@ -175,7 +175,7 @@ class MappingGenerator:
         what = f"{name} per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else f"one {name}"
         if not lv.declared:
             what += " (not in the spec: defaults)"
-        w.line(f'"""records.{name}: {comment_text(what)}."""')
+        w.line(f'"""records.{name}: {docstring_text(what)}."""')
         w.line("s = dict(scope)")
         el, loc, depth = self._open_loops(w, lv.scope, name, "cur")
         self._scope_body(w, lv.scope, name, el, looped=depth > 0)
@@ -337,7 +337,7 @@ class MappingGenerator:
         w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
         w.level += 1
         what = f"one event per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "one event"
-        w.line(f'"""records.events: {comment_text(what)}, mapped by the first matching rule."""')
+        w.line(f'"""records.events: {docstring_text(what)}, mapped by the first matching rule."""')
         w.line('tid = traj["id"]')
         w.line("s = dict(scope)")
         el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")

@@ -52,6 +52,11 @@ def comment_text(text: str, limit: int = 100) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
+def docstring_text(text: str, limit: int = 100) -> str:
+    """Spec text made safe inside a one-line ``\"\"\"docstring\"\"\"``: no quote or backslash can end it."""
+    return comment_text(text, limit).replace("\\", "\\\\").replace('"', '\\"')
+
+
 def identifier(*parts: Any) -> str:
     """A readable Python identifier built from spec path parts."""
     raw = "_".join(str(p) for p in parts if p != "")
