@@ -1,0 +1,15 @@
+"""The class has the wrong name."""
+from cap_evolve import CapabilityAdapter, Rollout, Score, Task
+
+TASKS = [Task(id="t1", input="2+2", target="four"), Task(id="t2", input="3+3", target="six")]
+
+
+class MyAdapter(CapabilityAdapter):
+    def tasks(self, split):
+        return list(TASKS)
+
+    def run_target(self, task, ctx, *, seed=0):
+        return Rollout(task_id=task.id, error="not run")
+
+    def score(self, task, rollout):
+        return Score(task_id=task.id, reward=0.0, feedback="none")

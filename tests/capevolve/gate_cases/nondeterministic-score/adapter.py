@@ -1,0 +1,17 @@
+"""score() draws its reward at random."""
+import random
+
+from cap_evolve import CapabilityAdapter, Rollout, Score, Task
+
+TASKS = [Task(id="t1", input="2+2", target="four"), Task(id="t2", input="3+3", target="six")]
+
+
+class Adapter(CapabilityAdapter):
+    def tasks(self, split):
+        return list(TASKS)
+
+    def run_target(self, task, ctx, *, seed=0):
+        return Rollout(task_id=task.id, error="not run")
+
+    def score(self, task, rollout):
+        return Score(task_id=task.id, reward=random.random(), feedback="lucky")

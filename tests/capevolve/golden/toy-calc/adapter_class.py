@@ -1,0 +1,97 @@
+import copy
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from cap_evolve import CapabilityAdapter, Rollout, Score, Task
+
+# --- cap-evolve adapter ---
+
+#: Set this environment variable to read tasks.jsonl from another folder.
+DATA_DIR_ENV = 'TOY_CALC_DATA_DIR'
+#: The agent command runs in the current directory (cap-evolve runs from the
+#: repository root); set this environment variable to run it elsewhere. The
+#: trace path agent.trace is relative to the same folder.
+PROJECT_ROOT_ENV = 'TOY_CALC_PROJECT_ROOT'
+TASKS_FILE = "tasks.jsonl"
+
+
+class Adapter(CapabilityAdapter):
+    """cap-evolve's three required methods; the optional hooks keep their defaults."""
+
+    def __init__(self):
+        self._rows = None
+        self._by_id = None
+
+    def _catalog(self):
+        """The tasks in tasks.jsonl, read once, so every call sees the same tasks."""
+        if self._rows is None:
+            rows = capevolve_catalog(os.path.join(capevolve_data_dir(__file__, DATA_DIR_ENV), TASKS_FILE))
+            self._by_id = {row["id"]: row for row in rows}
+            self._rows = rows
+        return self._rows
+
+    def tasks(self, split):
+        """The tasks of `split` (train, val, test or all): fresh Task objects, same order every call."""
+        return [Task(**capevolve_task_fields(row)) for row in capevolve_split(self._catalog(), split)]
+
+    def run_target(self, task, ctx, *, seed=0):
+        """Run the agent on the task with the candidate `ctx` live, and map its trace into a Rollout.
+
+        Never raises: an unknown task, a failed or timed-out run, or a missing
+        or unmappable trace sets Rollout.error (an infrastructure failure, not
+        a wrong answer).
+        """
+        task_id = str(getattr(task, "id", task))
+        try:
+            rows = self._catalog()
+            program = {
+                "agent": AGENT,
+                "data_dir": capevolve_data_dir(__file__, DATA_DIR_ENV),
+                "project_root": capevolve_project_root(PROJECT_ROOT_ENV),
+                "map_source": map_source,
+                "usage": USAGE,
+                "tables": TABLES,
+                "format": FORMAT,
+                "max_bytes": MAX_BYTES,
+                "max_line_bytes": MAX_LINE_BYTES,
+                "catalog_size": len(rows),
+            }
+            return Rollout(**capevolve_run(task_id, self._by_id.get(task_id), ctx, seed, program))
+        except Exception as exc:  # run_target must not raise: report it as the rollout's error
+            return Rollout(**capevolve_error_rollout(task_id, f"adapter error: {capevolve_failure_text(exc)}"))
+
+    def score(self, task, rollout):
+        """Evaluate the rollout: deterministic, reward in [0, 1], the gold target never in the feedback.
+
+        A rollout without a trace (cap-evolve check's probe) is scored from its
+        output alone; an errored rollout gets 0.0 and the infrastructure reason.
+        """
+        task_id = str(task.id)
+        try:
+            self._catalog()
+            row = self._by_id.get(task_id)
+        except Exception:  # scoring does not need the catalog: tags and metadata are then empty
+            row = None
+        try:
+            fields = {
+                "output": rollout.output,
+                "trace": rollout.trace,
+                "error": rollout.error,
+                "cost_usd": rollout.cost_usd,
+                "tokens": rollout.tokens,
+            }
+            program = {
+                "functions": EVALUATOR_FUNCTIONS,
+                "evaluators": EVALUATORS,
+                "combine": COMBINE,
+                "usage": USAGE,
+                "tables": TABLES,
+            }
+            task_scope = capevolve_task_scope(row, task_id, task.input, task.target)
+            return Score(**capevolve_score(task_id, fields, task_scope, program))
+        except Exception as exc:  # score must not raise: reward 0 with the reason
+            return Score(**capevolve_scoring_failure(task_id, exc, task.target))

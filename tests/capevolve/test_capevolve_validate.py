@@ -1,0 +1,112 @@
+"""mapc validate --target cap-evolve: cap-evolve's gate, emulated, and the checks beyond it.
+
+``gate_cases/<name>/adapter.py`` are hand-written adapters that each break one
+rule (``expected.json`` says which problems the gate must report); the
+generated example must pass everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capevolve_support import ROOT, STANDIN
+from mapc.validators.capevolve import validate_adapter_dir
+
+GATE_CASES = Path(__file__).resolve().parent / "gate_cases"
+CASE_DIRS = sorted(p for p in GATE_CASES.iterdir() if (p / "adapter.py").is_file())
+
+
+def mapc(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "mapc.cli", *map(str, args)], cwd=cwd or ROOT, env=env,
+                          capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
+def test_gate_case(case):
+    expected = json.loads((case / "expected.json").read_text())
+    report = validate_adapter_dir(case)
+    payload = report.payload
+    assert report.ok is expected["ok"] and payload["ok"] is expected["ok"], report.text
+    for text in expected["problems_contain"]:
+        assert any(text in p for p in payload["problems"]), (text, payload["problems"])
+    if "stubs" in expected:
+        assert payload["stubs"] == expected["stubs"]
+    assert payload["host"]["kind"] == "stand-in"
+    assert not list(case.glob("__pycache__"))  # the validator leaves no bytecode behind
+
+
+def test_the_example_passes_every_check(example_adapter):
+    report = validate_adapter_dir(example_adapter)
+    assert report.ok, report.text
+    names = {c["name"] for c in report.payload["checks"]}
+    # what cap-evolve check does
+    assert {"adapter loads", "required methods implemented", "tasks('val') nonempty and stable",
+            "score deterministic on a probe rollout"} <= names
+    # and the checks beyond it
+    assert {"tasks('all') works", "run_target on an unknown task returns an errored Rollout",
+            "a replayed task runs and scores", "an errored rollout scores 0.0 with the reason",
+            "feedback withholds the gold target, even when the output repeats it",
+            "replay feedback withholds the task's gold target", "metrics catalog follows cap-evolve's rules",
+            "nothing printed to stdout", "scores identical across hash seeds"} <= names
+    assert all(c["ok"] for c in report.payload["checks"])
+    assert "mapc's stand-in cap_evolve" in report.text
+
+
+def test_cli_validate_json_and_exit_codes(example_adapter, tmp_path):
+    ok = mapc("validate", "--target", "cap-evolve", example_adapter, "--json")
+    assert ok.returncode == 0, ok.stderr.decode()
+    payload = json.loads(ok.stdout)
+    assert payload["ok"] is True and payload["host"]["kind"] == "stand-in"
+
+    bad = mapc("validate", "--target", "cap-evolve", GATE_CASES / "stub-score")
+    assert bad.returncode == 1 and b"FAIL required methods implemented" in bad.stderr
+
+    usage = mapc("validate", "--target", "cap-evolve", example_adapter, tmp_path / "trace.json")
+    assert usage.returncode == 2 and b"takes no source traces" in usage.stderr
+
+    missing = mapc("validate", "--target", "cap-evolve", tmp_path / "nothing", "--json")
+    assert missing.returncode == 1
+    assert "no adapter.py in" in json.loads(missing.stdout)["problems"][0]
+    assert b"Traceback" not in missing.stderr + usage.stderr + bad.stderr
+
+
+def test_a_cap_evolve_project_folder_is_accepted(example_adapter, tmp_path):
+    project = tmp_path / ".capevolve" / "project"
+    shutil.copytree(example_adapter, project / "adapters")
+    report = validate_adapter_dir(project)
+    assert report.ok, report.text and report.payload["adapter"].endswith("adapters/adapter.py")
+
+
+def _installed_host(site: Path, check_ok: bool) -> dict:
+    """A cap_evolve 'installed' on PYTHONPATH: the stand-in plus a check module like cap-evolve's."""
+    shutil.copytree(STANDIN / "cap_evolve", site / "cap_evolve")
+    (site / "cap_evolve" / "check.py").write_text(
+        "from types import SimpleNamespace\n"
+        "def run_check(project_dir):\n"
+        "    assert (project_dir / 'adapters' / 'adapter.py').is_file()\n"
+        f"    ok = {check_ok!r}\n"
+        "    problems = [] if ok else ['installed check says no']\n"
+        "    return SimpleNamespace(to_dict=lambda: {'ok': ok, 'problems': problems, 'notes': ['ran']})\n"
+    )
+    return dict(os.environ, PYTHONPATH=str(site))
+
+
+@pytest.mark.parametrize("check_ok", [True, False])
+def test_an_installed_cap_evolve_is_used_and_its_own_check_runs(example_adapter, tmp_path, check_ok):
+    env = _installed_host(tmp_path / "site", check_ok)
+    proc = mapc("validate", "--target", "cap-evolve", example_adapter, "--json", env=env)
+    payload = json.loads(proc.stdout)
+    assert payload["host"]["kind"] == "installed"
+    assert payload["host"]["path"] == str(tmp_path / "site" / "cap_evolve")
+    own = [c for c in payload["checks"] if c["name"] == "cap-evolve's own check"]
+    assert own and own[0]["ok"] is check_ok and "cap-evolve: ran" in payload["notes"]
+    assert proc.returncode == (0 if check_ok else 1)
+    if not check_ok:
+        assert "cap-evolve's own check: installed check says no" in payload["problems"]
