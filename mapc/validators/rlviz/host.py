@@ -39,12 +39,12 @@ class RunResult:
     stderr: str
 
 
-def go_time(ts: float) -> str:
-    """A UTC timestamp as Go's RFC3339Nano prints it (trailing zeros trimmed)."""
-    dt = datetime.datetime.fromtimestamp(int(ts), tz=datetime.timezone.utc)
-    nanos = int(round((ts - int(ts)) * 1e9))
+def go_time(ns: int) -> str:
+    """A UTC time (nanoseconds since the epoch) as Go's RFC3339Nano prints it."""
+    seconds, nanos = divmod(ns, 1_000_000_000)
+    dt = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
     frac = f".{nanos:09d}".rstrip("0") if nanos else ""
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac.rstrip(".") + "Z"
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
 
 
 def new_request(operation: str, source: str | os.PathLike, root: str | os.PathLike | None = None) -> dict:
@@ -67,7 +67,7 @@ def new_request(operation: str, source: str | os.PathLike, root: str | os.PathLi
     src: dict = {"path": path, "root": root, "kind": kind}
     if info.st_size:
         src["size_bytes"] = info.st_size  # Go omits a zero size
-    src["modified_at"] = go_time(info.st_mtime)
+    src["modified_at"] = go_time(info.st_mtime_ns)
     return {"api_version": API_VERSION, "operation": operation, "source": src, "limits": {}}
 
 
