@@ -1,0 +1,176 @@
+"""`mapc init --from SAMPLE`: on every corpus file, the proposed spec builds for
+RLViz and passes the built-in validation on that very sample at once; the CLI
+never overwrites, writes atomically, and reports bad samples clearly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import AUXILIARY, CORPUS, PAIRS, corpus_files, parallel
+
+from mapc.init import init_spec, write_spec
+from mapc.library import library_specs
+
+JSON_FILES = [rel for rel in corpus_files() if not rel.endswith(".csv")]
+
+
+def _slug(rel: str) -> str:
+    return rel.replace("/", "__")
+
+
+@pytest.fixture(scope="session")
+def drafts(tmp_path_factory, corpus):
+    """`mapc init --no-library` on every JSON corpus file, each draft built for rlviz.
+
+    The build validates the draft on its fixture, which is the sample itself.
+    """
+    from mapc.build import build
+
+    base = tmp_path_factory.mktemp("draft")
+
+    def one(rel: str):
+        folder = base / rel.replace("/", "__")
+        folder.mkdir(parents=True)
+        draft = init_spec(CORPUS / rel, spec_dir=folder, use_library=False)
+        write_spec(draft.text, folder / "spec.yaml")
+        return rel, (draft, build(folder / "spec.yaml", "rlviz", folder / "out"))
+
+    return dict(parallel(one, JSON_FILES))
+
+
+@pytest.mark.parametrize("rel", JSON_FILES)
+def test_init_draft_from_structure_builds_and_validates_on_the_sample(drafts, rel):
+    draft, result = drafts[rel]
+    assert draft.library is None and "# TODO" in draft.text
+    assert result.ok, (draft.text, [d.format() for d in result.diagnostics],
+                       result.validation and result.validation.text)
+    assert result.validation.payload and Path(rel).name in result.validation.text
+    probe = result.spec.source.probe
+    assert probe.require or probe.when is not None, "a draft probe checks something"
+
+
+@pytest.mark.parametrize("rel", JSON_FILES)
+def test_init_proposal_validates_on_the_sample(tmp_path, drafts, corpus_validations, rel):
+    """What `mapc init` proposes: the library spec that recognises the sample, else the draft.
+
+    A proposal that extends a library spec maps exactly as that library spec
+    does (same source and records), and the library spec was validated on this
+    very file by the built-in validator (test_library_specs); a proposal
+    without a library is the structural draft, built and validated above.
+    """
+    from mapc.spec import load_spec
+
+    expected = {r: name for name, r in PAIRS}
+    draft = init_spec(CORPUS / rel, spec_dir=tmp_path)
+    assert draft.library == expected.get(rel)
+    if draft.library is None:
+        assert rel in AUXILIARY
+        assert draft.text == init_spec(CORPUS / rel, spec_dir=tmp_path, use_library=False).text
+        assert drafts[rel][1].ok  # the same draft, built and validated
+        return
+    assert f"extends: {draft.library}\n" in draft.text
+    (tmp_path / "spec.yaml").write_text(draft.text)
+    proposal, diags = load_spec(tmp_path / "spec.yaml")
+    assert proposal is not None, [d.format() for d in diags]
+    library, _ = load_spec(library_specs()[draft.library])
+    assert (proposal.source, proposal.levels, proposal.events) == (library.source, library.levels, library.events)
+    assert [Path(f.resolved) for f in proposal.fixtures] == [(CORPUS / rel).resolve()]
+    report = corpus_validations[(draft.library, rel)]
+    assert report.get("deterministic") is True, report
+
+
+def test_init_drafts_map_the_obvious_fields(drafts):
+    """Role-bearing event arrays get generation/observation/message rules; rewards become signals."""
+    text = drafts["tau-bench-historical/gpt-4o-airline.truncated.json"][0].text
+    assert 'each: "traj"' in text and "kind: generation" in text and "kind: observation" in text
+    assert 'reward: "reward"' in text
+    letta = drafts["letta-evals-results/results.jsonl"][0].text
+    assert "container: jsonl" in letta and '{each: "result.trajectory", as: level0}' in letta
+    assert 'timestamp: "iso8601(date)"' in letta
+
+
+def test_init_never_copies_values_into_the_draft(tmp_path):
+    secret = "s3cr3t-value-7d1f"
+    rows = [{"run_id": secret, "messages": [{"role": "user", "content": secret}, {"role": "assistant", "content": secret}],
+             "reward": 0.25, "note": secret} for _ in range(3)]
+    sample = tmp_path / "traces.jsonl"
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert secret not in draft.text and "0.25" not in draft.text
+    assert "messages" in draft.text and "reward" in draft.text
+
+
+def test_init_reads_a_bounded_prefix_of_a_large_sample(tmp_path):
+    from mapc.build import build
+
+    events = [{"type": "step", "timestamp": "2025-01-02T10:00:00Z", "content": "x" * 200, "reward": i % 2}
+              for i in range(1500)]  # about 400 KB: past the 256 KiB profile bound
+    sample = tmp_path / "big.json"
+    sample.write_text(json.dumps({"session": "s1", "events": events}))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    (tmp_path / "spec.yaml").write_text(draft.text)
+    result = build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out")
+    assert result.ok, [d.format() for d in result.diagnostics]
+    assert 'each: "events"' in draft.text, "the cut-off document is profiled as far as the bound goes"
+    assert "big.json" in result.validation.text  # validated on the whole sample
+
+
+# -- the command line -------------------------------------------------------------------
+def _mapc(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "mapc.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_init_cli_writes_then_refuses_to_overwrite(tmp_path):
+    sample = CORPUS / "tau2-bench-results/airline_run1.truncated.json"
+    out = tmp_path / "spec.yaml"
+    first = _mapc("init", "--from", str(sample), "-o", str(out))
+    assert first.returncode == 0, first.stderr
+    assert "extends: tau2-bench-results" in out.read_text()
+    out.write_text("# my edits\n")
+    second = _mapc("init", "--from", str(sample), "-o", str(out))
+    assert second.returncode == 2 and "already exists" in second.stderr and "--force" in second.stderr
+    assert out.read_text() == "# my edits\n", "an existing spec is never overwritten"
+    forced = _mapc("init", "--from", str(sample), "-o", str(out), "--force", "--no-library")
+    assert forced.returncode == 0 and "# TODO" in out.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.yaml"], "no temporary files left behind"
+
+
+def test_init_cli_prints_the_spec_without_o(tmp_path):
+    proc = _mapc("init", "--from", str(CORPUS / "harbor-atif/openhands-hello-world.trajectory.json"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("# yaml-language-server") and "extends: harbor-atif" in proc.stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_init_cli_json(tmp_path):
+    proc = _mapc("init", "--json", "--from", str(CORPUS / "letta-evals-results/header.json"))
+    payload = json.loads(proc.stdout)
+    assert proc.returncode == 0 and payload["ok"] is True and payload["library"] is None
+    assert payload["spec"].startswith("# yaml-language-server")
+
+
+@pytest.mark.parametrize("sample, message", [
+    ("agentlab-browsergym/result_df_trial_1_of_3.csv", "is not a JSON document"),
+    ("no-such-file.json", "sample not found"),
+    ("", "is a directory"),
+])
+def test_init_cli_explains_bad_samples(sample, message):
+    proc = _mapc("init", "--from", str(CORPUS / sample) if sample else str(CORPUS))
+    assert proc.returncode == 1 and message in proc.stderr and proc.stderr.startswith("error: ")
+    assert "Traceback" not in proc.stderr
+
+
+def test_specs_cli_lists_the_library():
+    proc = _mapc("specs")
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["NAME", "FORMAT", "CONTAINER", "DESCRIPTION"]
+    assert any(line.startswith("inspect-ai-eval-log ") for line in lines)
+    listed = json.loads(_mapc("specs", "--json").stdout)["specs"]
+    assert len(listed) == len(lines) - 1 and all(e["format"] and e["summary"] for e in listed)
