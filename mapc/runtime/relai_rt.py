@@ -1,0 +1,456 @@
+"""Runtime units for RELAI custom-adapter runners (the generated ``run.py``).
+
+RELAI appends ``--task-id ID --output PATH`` to the catalog's runner argv. The
+runner runs (or replays) the agent for that task, maps the trace with the
+spec, turns the trajectory into ATIF steps, scores every evaluator and writes
+one ``relai.custom_run.v1`` JSON object. Whatever goes wrong with the task,
+the agent or the grading becomes a result with ``failure`` (exit 0); only a
+result that cannot be written at all makes the runner exit nonzero.
+"""
+
+import json
+import math
+import os
+import sys
+import tempfile
+
+RELAI_RESULT_SCHEMA = "relai.custom_run.v1"
+#: Chat roles that become ATIF ``system`` steps; ``tool`` roles are observations.
+ATIF_SYSTEM_ROLES = ("system", "developer")
+ATIF_TOOL_ROLES = ("tool", "function", "ipython", "tool_result")
+#: Replacement text for sensitive values (the first one no secret occurs in).
+REDACTION_MARKERS = ("[REDACTED]", "********", "########")
+
+
+# --- ATIF steps from canonical events and their semantic view ---------------
+
+
+def atif_text(value):
+    """An ATIF message string: text as-is, content parts joined, other JSON as text."""
+    if value is None:
+        return ""
+    text = content_text(value)
+    if isinstance(text, str):
+        return text
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def atif_arguments(value):
+    """Tool-call arguments as the JSON object ATIF requires.
+
+    Objects pass through; a JSON string holding an object is parsed; anything
+    else (plain text, arrays, numbers) is wrapped as ``{"input": value}``.
+    """
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"input": value}
+        return parsed if isinstance(parsed, dict) else {"input": parsed}
+    return {"input": value}
+
+
+def atif_call_id(value):
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return json.dumps(value)
+    return None
+
+
+def atif_tool_call(call, fallback_id):
+    """One ATIF tool call from a spec's ``{id, name, arguments}`` (OpenAI shapes accepted)."""
+    if not isinstance(call, dict):
+        return {"tool_call_id": fallback_id, "function_name": "", "arguments": atif_arguments(call)}
+    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    name = call.get("name", call.get("function_name", function.get("name")))
+    arguments = call.get("arguments", function.get("arguments"))
+    call_id = atif_call_id(call.get("id", call.get("tool_call_id")))
+    return {
+        "tool_call_id": call_id or fallback_id,
+        "function_name": name if isinstance(name, str) else atif_text(name),
+        "arguments": atif_arguments(arguments),
+    }
+
+
+def atif_step_kind(info):
+    """Which ATIF step an event becomes: system, user, agent, tool_call, tool_result or None (skipped)."""
+    kind = info.get("kind")
+    role = info.get("role")
+    role = role.lower() if isinstance(role, str) else None
+    if kind == "generation":
+        return "agent"
+    if kind == "tool":
+        return "tool_call"
+    if kind == "observation" or role in ATIF_TOOL_ROLES:
+        return "tool_result"
+    if kind in ("message", "environment_action") or role is not None:
+        if role in ATIF_SYSTEM_ROLES:
+            return "system"
+        if role in AGENT_ROLES or (role is None and kind == "environment_action"):
+            return "agent"
+        return "user"
+    if kind == "error":
+        return "system"
+    return None  # state, reward, grader, artifact, log: scored, not conversation
+
+
+def atif_observe(step, call_id, content):
+    """Append one observation result to ``step``."""
+    result = {}
+    if call_id is not None:
+        result["source_call_id"] = call_id
+    result["content"] = atif_text(content)
+    step.setdefault("observation", {"results": []})["results"].append(result)
+
+
+def atif_agent_step(info, calls_seen):
+    """An agent step: message, reasoning, model and tool calls of one turn."""
+    step = {"source": "agent", "message": atif_text(info.get("content"))}
+    if isinstance(info.get("model"), str) and info["model"]:
+        step["model_name"] = info["model"]
+    reasoning = atif_text(info.get("reasoning")) if info.get("reasoning") is not None else ""
+    if reasoning:
+        step["reasoning_content"] = reasoning
+    calls = info.get("tool_calls")
+    calls = calls if isinstance(calls, list) else ([calls] if isinstance(calls, dict) else [])
+    if info.get("tool_name") is not None:
+        single = {"id": info.get("tool_call_id"), "name": info["tool_name"], "arguments": info.get("arguments")}
+        calls = calls + [single]
+    for call in calls:
+        atif_add_call(step, call, calls_seen)
+    return step
+
+
+def atif_add_call(step, call, calls_seen):
+    """Add a tool call to an agent step; remember which step holds its id. Returns the id."""
+    n = len(calls_seen) + 1
+    while f"call_{n}" in calls_seen:
+        n += 1
+    converted = atif_tool_call(call, f"call_{n}")
+    step.setdefault("tool_calls", []).append(converted)
+    calls_seen[converted["tool_call_id"]] = step
+    return converted["tool_call_id"]
+
+
+def atif_steps(events, sem):
+    """ATIF steps (``step_id`` from 1) for a trajectory's events, in order.
+
+    System, user and agent turns become steps of that source; a tool result
+    becomes an observation on the agent step that made the call (matched by
+    call id), else on the agent step just before it; a single tool event is a
+    tool call on the current agent turn. Agent-only fields appear only on
+    agent steps, and each observation's ``source_call_id`` names a tool call
+    of its own step.
+    """
+    steps = []
+    calls_seen = {}  # tool_call_id -> the step that made the call
+    for ev in events:
+        info = sem.get(ev["id"]) if sem else None
+        what = atif_step_kind(info) if info else None
+        if what == "tool_result":
+            atif_tool_result(steps, ev, info, calls_seen)
+        elif what == "tool_call":
+            atif_tool_event(steps, ev, info, calls_seen)
+        elif what is not None:
+            if what == "agent":
+                step = atif_agent_step(info, calls_seen)
+            else:
+                step = {"source": what, "message": atif_text(info.get("content"))}
+            atif_stamp(step, ev)
+            steps.append(step)
+    for n, step in enumerate(steps, 1):
+        step["step_id"] = n
+    return [atif_ordered(step) for step in steps]
+
+
+def atif_current_step(steps, ev, source):
+    """The last step when it is an agent step; else a new empty step of ``source``."""
+    if steps and steps[-1]["source"] == "agent":
+        return steps[-1]
+    step = {"source": source, "message": ""}
+    atif_stamp(step, ev)
+    steps.append(step)
+    return step
+
+
+def atif_tool_result(steps, ev, info, calls_seen):
+    """A tool result: an observation on the step whose call it answers.
+
+    Without a matching call it goes to the agent step just before it (or a
+    system step), its unmatched id kept as ``extra.tool_call_id``.
+    """
+    call_id = atif_call_id(info.get("tool_call_id"))
+    content = info["result"] if "result" in info else info.get("content")
+    owner = calls_seen.get(call_id) if call_id is not None else None
+    if owner is not None:
+        atif_observe(owner, call_id, content)
+        return
+    step = atif_current_step(steps, ev, "system")
+    atif_observe(step, None, content)
+    if call_id is not None:
+        step["observation"]["results"][-1]["extra"] = {"tool_call_id": call_id}
+
+
+def atif_tool_event(steps, ev, info, calls_seen):
+    """A single tool-call event (name, arguments, maybe its result) on the current agent turn."""
+    call_id = atif_call_id(info.get("tool_call_id"))
+    owner = calls_seen.get(call_id) if call_id is not None else None
+    if owner is None:  # not announced by an earlier generation: the call itself
+        owner = atif_current_step(steps, ev, "agent")
+        call = {"id": call_id, "name": info.get("tool_name"), "arguments": info.get("arguments")}
+        call_id = atif_add_call(owner, call, calls_seen)
+    if "result" in info or "content" in info:
+        atif_observe(owner, call_id, info["result"] if "result" in info else info.get("content"))
+
+
+def atif_stamp(step, ev):
+    """Copy the event's timestamp and id (as ``extra.event_id``) onto a new step."""
+    if ev.get("timestamp"):
+        step["timestamp"] = ev["timestamp"]
+    step["extra"] = {"event_id": ev["id"]}
+
+
+ATIF_STEP_ORDER = ("step_id", "timestamp", "source", "model_name", "message", "reasoning_content",
+                   "tool_calls", "observation", "extra")
+
+
+def atif_ordered(step):
+    """The step's keys in ATIF's documented order (readable, deterministic output)."""
+    return {key: step[key] for key in ATIF_STEP_ORDER if key in step}
+
+
+# --- the runner result -----------------------------------------------------------
+
+
+def relai_result(task_id, steps=(), final_output="", evaluations=()):
+    """A ``relai.custom_run.v1`` result."""
+    return {
+        "schema_version": RELAI_RESULT_SCHEMA,
+        "task_id": task_id,
+        "trace": {"steps": list(steps)},
+        "final_output": final_output,
+        "evaluations": list(evaluations),
+    }
+
+
+def relai_failure(task_id, kind, message, result=None):
+    """A result that RELAI counts as failed: ``failure`` says what went wrong."""
+    result = result if result is not None else relai_result(task_id)
+    result["failure"] = {"kind": kind, "message": message}
+    return result
+
+
+def relai_evaluation(evaluation):
+    """An evaluation as RELAI reads it: range fields only when not the 0-1 default (like the catalog)."""
+    out = {"evaluator_id": evaluation["evaluator_id"], "score": evaluation["score"]}
+    low, high = evaluation["min_score"], evaluation["max_score"]
+    if (low, high) != (0, 1):
+        out["min_score"] = int(low) if float(low).is_integer() else low
+        out["max_score"] = int(high) if float(high).is_integer() else high
+    out["feedback"] = evaluation["feedback"]
+    return out
+
+
+def relai_final_output(value):
+    """The agent's final answer as text ("" when the trace has none)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else atif_text(value)
+
+
+def relai_task_mismatch(records, entry, task_id):
+    """Why the picked trajectory is not the task's, or None.
+
+    A trace with one trajectory answers whatever task ran it; a trace with
+    several (a recorded results file for many tasks) must hold one whose
+    trajectory or case id is the task id, or the wrong run would be scored.
+    """
+    trajectories = [r for r in records if r.get("record_type") == "trajectory"]
+    if len(trajectories) <= 1:
+        return None
+    rec = entry["record"]
+    groups = {r["id"]: r.get("case_id") for r in records if r.get("record_type") == "group"}
+    if task_id in (rec["id"], groups.get(rec.get("group_id"))):
+        return None
+    return (f"the trace holds {len(trajectories)} trajectories and none has the task id {task_id!r} "
+            "as its case or trajectory id (map records.case.id to the task id)")
+
+
+def relai_missing_requirements(requirements, environ, project_root):
+    """Unmet runtime requirements, by name and reason (never a value)."""
+    problems = []
+    for item in requirements.get("env", ()):
+        if item["required"] and not environ.get(item["name"]):
+            problems.append(f"environment variable {item['name']} is not set ({item['reason']})")
+    for item in requirements.get("files", ()):
+        value = environ.get(item["path_env"])
+        if not item["required"]:
+            continue
+        if not value:
+            problems.append(f"environment variable {item['path_env']} must name a file ({item['reason']})")
+        elif not os.path.isfile(os.path.join(project_root, value)):
+            problems.append(f"the file named by {item['path_env']} does not exist ({item['reason']})")
+    return problems
+
+
+def relai_run_task(task_id, program, environ, log):
+    """Run one task end to end and return its result; mapping warnings go to ``log``."""
+    root = program["project_root"]
+    tasks = load_tasks(program["tasks_file"])
+    task = next((t for t in tasks if t["id"] == task_id), None)
+    if task is None:
+        return relai_failure(task_id, "unknown_task",
+                             f"task {task_id!r} is not in this adapter's catalog ({len(tasks)} tasks)")
+    missing = relai_missing_requirements(program["requirements"], environ, root)
+    if missing:
+        return relai_failure(task_id, "requirements", "; ".join(missing))
+    try:
+        trace, reason = run_agent(program["agent"], task, project_root=root)
+    except (OSError, ValueError) as exc:  # e.g. the trace folder cannot be created
+        trace, reason = None, f"cannot run the agent: {exc}"
+    if reason:
+        return relai_failure(task_id, "agent", reason)
+    rel = os.path.relpath(trace, root)
+    try:
+        src = SourceFile(trace, root, program["max_bytes"], program["max_line_bytes"])
+        records, st, entry, scope, evaluations, errors = evaluate_trace(
+            program["map_source"], src, task, program["functions"], program["evaluators"], program["tables"]
+        )
+    except Exception as exc:  # the trace does not fit the spec: a failed task, not a crash
+        return relai_failure(task_id, "mapping", f"cannot map the trace {rel}: {one_line(exc)}")
+    log.extend(st.messages)
+    if st.warnings > len(st.messages):
+        log.append(f"... and {st.warnings - len(st.messages)} more warnings")
+    mismatch = relai_task_mismatch(records, entry, task_id)
+    if mismatch:
+        return relai_failure(task_id, "mapping", f"{rel}: {mismatch}")
+    result = relai_result(
+        task_id,
+        atif_steps(entry["events"], st.sem),
+        relai_final_output(scope["output"]),
+        [relai_evaluation(e) for e in evaluations],
+    )
+    if errors:
+        names = ", ".join(e["evaluator_id"] for e in errors)
+        relai_failure(task_id, "evaluation", f"{len(errors)} evaluator(s) could not score: {names}", result)
+        result["evaluation_errors"] = errors
+    return result
+
+
+# --- redaction and writing ---------------------------------------------------------
+
+
+def relai_secrets(names, environ):
+    """Nonempty values of the sensitive variables, longest first."""
+    values = {environ.get(name) for name in names}
+    return sorted((v for v in values if v), key=lambda v: (-len(v), v))
+
+
+def relai_redact(value, secrets, marker):
+    """A copy of JSON data with every secret replaced (in strings, keys and numbers'
+    text), non-finite numbers as null and unencodable characters replaced."""
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, marker)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
+            value = value.encode("utf-8", "replace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {relai_redact(str(k), secrets, marker): relai_redact(v, secrets, marker) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [relai_redact(v, secrets, marker) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and secrets:
+        text = json.dumps(value)
+        if any(secret in text for secret in secrets):
+            return marker
+    return value
+
+
+def relai_marker(secrets):
+    for marker in REDACTION_MARKERS:
+        if not any(secret in marker for secret in secrets):
+            return marker
+    return ""
+
+
+def relai_write_result(path, result):
+    """Write the result as UTF-8 JSON atomically: RELAI never reads half a file."""
+    text = json.dumps(result, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".relai-result-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def relai_parse_args(argv):
+    """RELAI's appended ``--task-id ID --output PATH`` (``--name=value`` too).
+
+    Returns ``(task_id, output, problems)``.
+    """
+    values = {}
+    problems = []
+    i = 0
+    while i < len(argv):
+        name, eq, value = argv[i].partition("=")
+        i += 1
+        if name not in ("--task-id", "--output"):
+            problems.append(f"unknown argument {argv[i - 1]!r}")
+            continue
+        if not eq:
+            if i >= len(argv):
+                problems.append(f"{name} needs a value")
+                break
+            value = argv[i]
+            i += 1
+        values[name] = value
+    if "--task-id" not in values:
+        problems.append("missing --task-id ID")
+    return values.get("--task-id", ""), values.get("--output"), problems
+
+
+def relai_main(argv, program):
+    """The runner: one task in, one result file out. Exit 0 whenever a result was written."""
+    task_id, output, problems = relai_parse_args(argv)
+    if not output:
+        sys.stderr.write("error: usage: run.py --task-id ID --output PATH (RELAI appends both)\n")
+        return 2
+    secrets = relai_secrets(program["sensitive_env"], os.environ)
+    marker = relai_marker(secrets)
+    log = []
+    try:
+        if problems:
+            result = relai_failure(task_id, "usage", "; ".join(problems))
+        else:
+            result = relai_run_task(task_id, program, os.environ, log)
+    except Exception as exc:  # an adapter bug still yields a result RELAI can show
+        result = relai_failure(task_id, "internal", one_line(exc))
+    for message in log:
+        sys.stderr.write("warning: " + relai_redact(message, secrets, marker) + "\n")
+    try:
+        relai_write_result(output, relai_redact(result, secrets, marker))
+    except (OSError, ValueError) as exc:
+        message = relai_redact(f"error: cannot write the result to {output}: {exc}", secrets, marker)
+        sys.stderr.write(message + "\n")
+        return 1
+    return 0
