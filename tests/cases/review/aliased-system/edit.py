@@ -1,0 +1,2 @@
+from os import system as run
+run("ls")

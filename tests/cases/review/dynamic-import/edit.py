@@ -1,0 +1,3 @@
+import importlib
+importlib.import_module("socket")
+__import__("os").system("ls")

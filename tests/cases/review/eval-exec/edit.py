@@ -1,0 +1,3 @@
+def helper(text):
+    eval(text)
+    exec("x = 1")

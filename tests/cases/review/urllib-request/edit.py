@@ -1,0 +1,2 @@
+from urllib.request import urlopen
+urlopen("https://example.com")
