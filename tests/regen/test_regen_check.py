@@ -152,3 +152,27 @@ def test_cli_check_errors_exit_2(tmp_path):
     assert proc.returncode == 2 and json.loads(proc.stdout)["current"] is False
     proc = run_mapc("build", bad, "-t", "nosuch", "-o", tmp_path / "out", "--check")
     assert proc.returncode == 2 and "unknown target 'nosuch'" in proc.stderr
+
+
+def test_the_pre_commit_hook_and_the_readme_snippet_work(tmp_path):
+    """The hook's entry with the README's args layout fails on a stale output and passes after a build."""
+    import shlex
+
+    import yaml
+
+    from regen.helpers import ROOT
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "mapc-check" and hook["pass_filenames"] is False
+    readme = (ROOT / "README.md").read_text()
+    args = yaml.safe_load(readme.split("# .pre-commit-config.yaml\n", 1)[1].split("```", 1)[0])
+    args = args["repos"][0]["hooks"][0]["args"]
+    assert args[1:4] == ["--target", "rlviz", "-o"]
+    spec = copy_case(tmp_path)
+    out = tmp_path / "plugins" / "my-agent"
+    entry = shlex.split(hook["entry"])
+    assert entry[:2] == ["mapc", "build"]
+    argv = entry[1:] + [str(spec), "--target", "rlviz", "-o", str(out)]
+    assert run_mapc(*argv).returncode == 1  # nothing built yet
+    build_ok(spec, out)
+    assert run_mapc(*argv).returncode == 0
