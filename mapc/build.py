@@ -7,6 +7,7 @@ same way.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +93,7 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     spec, diags = load_checked(spec_path, target)
     if spec is None:
         return BuildResult(None, diags)
-    out = Path(out_dir)
+    out = Path(os.path.abspath(out_dir))  # still valid after the swap replaces a folder cwd is in
     from mapc import provenance
     from mapc.output import OutputConflict, plan_output, write_output
 

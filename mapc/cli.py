@@ -86,6 +86,12 @@ def _root(
     ),
 ) -> None:
     """mapc: one YAML spec -> standalone adapters, checked by built-in validators."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        typer.echo("error: the current folder no longer exists (did a build replace it?); "
+                   "run `cd \"$PWD\"` and try again", err=True)
+        raise typer.Exit(EXIT_USAGE)
 
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output.")

@@ -8,6 +8,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -269,3 +271,27 @@ def test_the_two_rename_fallback_swaps_too(tmp_path, monkeypatch):
     plan = plan_output(out, {"a.txt": b"2"}, roots=[""], previous={"a.txt": output._sha(b"1")})
     write_output(plan)
     assert (out / "a.txt").read_bytes() == b"2" and _leftovers(tmp_path) == []
+
+
+def test_building_into_the_working_directory(tmp_path, monkeypatch):
+    """`-o .` from inside the output: the folder is swapped, so mapc validates through an absolute
+    path, tells the user their shell's folder was replaced, and a later command says so clearly."""
+    from mapc.build import build
+    from mapc.targets import get_target
+
+    spec = copy_case(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    seen = []
+    target = get_target("rlviz")
+    monkeypatch.setattr(type(target), "validate_build",
+                        lambda self, spec, out_dir: seen.append((out_dir.is_absolute(), (out_dir / "adapter.py").is_file())))
+    monkeypatch.chdir(out)
+    result = build(spec, "rlviz", ".")
+    assert result.ok and seen == [(True, True)]
+    assert any("your working directory was inside out" in n for n in result.written.notes)
+    stranded = subprocess.run([sys.executable, "-m", "mapc.cli", "check", str(spec)], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert stranded.returncode == 2 and "the current folder no longer exists" in stranded.stderr
+    monkeypatch.chdir(tmp_path)
+    assert (out / "adapter.py").is_file()
