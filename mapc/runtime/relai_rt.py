@@ -265,21 +265,23 @@ def relai_final_output(value):
     return value if isinstance(value, str) else atif_text(value)
 
 
-def relai_task_mismatch(records, entry, task_id):
+def relai_task_mismatch(records, entry, task_id, shared):
     """Why the picked trajectory is not the task's, or None.
 
-    A trace with one trajectory answers whatever task ran it; a trace with
-    several (a recorded results file for many tasks) must hold one whose
-    trajectory or case id is the task id, or the wrong run would be scored.
+    A trace made for this task (an agent run, or a replay path naming
+    ``{task_id}``) with one trajectory answers the task whatever its ids; a
+    trace holding several trajectories, or one recorded file ``shared`` by
+    every task, must hold a trajectory whose trajectory or case id is the task
+    id, or another task's run would be scored.
     """
     trajectories = [r for r in records if r.get("record_type") == "trajectory"]
-    if len(trajectories) <= 1:
+    if len(trajectories) <= 1 and not shared:
         return None
     rec = entry["record"]
     groups = {r["id"]: r.get("case_id") for r in records if r.get("record_type") == "group"}
     if task_id in (rec["id"], groups.get(rec.get("group_id"))):
         return None
-    return (f"the trace holds {len(trajectories)} trajectories and none has the task id {task_id!r} "
+    return (f"the trace holds {len(trajectories)} trajectory(ies) and none has the task id {task_id!r} "
             "as its case or trajectory id (map records.case.id to the task id)")
 
 
@@ -328,7 +330,9 @@ def relai_run_task(task_id, program, environ, log):
     log.extend(st.messages)
     if st.warnings > len(st.messages):
         log.append(f"... and {st.warnings - len(st.messages)} more warnings")
-    mismatch = relai_task_mismatch(records, entry, task_id)
+    replay = program["agent"].get("replay")
+    shared = bool(replay) and "{task_id}" not in replay
+    mismatch = relai_task_mismatch(records, entry, task_id, shared)
     if mismatch:
         return relai_failure(task_id, "mapping", f"{rel}: {mismatch}")
     result = relai_result(

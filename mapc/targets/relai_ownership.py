@@ -3,7 +3,8 @@
 A RELAI project belongs to its user. mapc owns exactly two things there: the
 adapter folder it generated (recognised by the mark in its ``run.py``) and
 its entries in ``.relai/runtime-manifest.json``. The manifest is shared by
-every adapter and by Harbor runs, so an existing one is never replaced:
+every adapter and by Harbor runs, so an existing one is never replaced unless
+this adapter's last build wrote it as it is now (its lock says so):
 
 - it already declares everything the spec requires: it is left untouched;
 - otherwise the build stops, unless ``--force``: then the spec's entries are
@@ -16,6 +17,7 @@ only with ``--force``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -53,13 +55,30 @@ def reconcile_project(name: str, root: Path, files: dict[str, bytes], *, force: 
                 f"{folder} holds a RELAI adapter that mapc did not generate; mapc will not overwrite it",
                 hint="give the spec another `name`, or pass --force to replace that adapter folder")
     if MANIFEST_PATH in files:
-        files = _reconcile_manifest(root / MANIFEST_PATH, files, force=force)
+        files = _reconcile_manifest(root / MANIFEST_PATH, files, force=force,
+                                    last_written=_last_written(folder, MANIFEST_PATH))
     return files
 
 
-def _reconcile_manifest(path: Path, files: dict[str, bytes], *, force: bool) -> dict[str, bytes]:
+def _last_written(folder: Path, rel: str) -> str | None:
+    """SHA-256 of ``rel`` as this adapter's previous build wrote it (from its lock), if any."""
+    from mapc.provenance import LOCK_NAME, LockError, read_lock
+
+    try:
+        lock = read_lock(folder / LOCK_NAME)
+    except (LockError, OSError):
+        return None
+    return lock.files.get(rel) if lock is not None else None
+
+
+def _reconcile_manifest(path: Path, files: dict[str, bytes], *, force: bool,
+                        last_written: str | None = None) -> dict[str, bytes]:
     if not path.exists() and not path.is_symlink():
         return files
+    if path.is_file() and not path.is_symlink():
+        current = path.read_bytes()
+        if current == files[MANIFEST_PATH] or hashlib.sha256(current).hexdigest() == last_written:
+            return files  # mapc's own manifest, unchanged since it wrote it: replace freely
     ours = json.loads(files[MANIFEST_PATH])
     try:
         if path.is_symlink() or not path.is_file():

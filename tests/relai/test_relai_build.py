@@ -232,3 +232,19 @@ def test_generated_runner_reads_like_the_spec(replay_project):
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module.split(".")[0])
     assert imported and imported <= set(sys.stdlib_module_names), imported - set(sys.stdlib_module_names)
+
+
+def test_mapcs_own_manifest_follows_the_spec_until_the_user_edits_it(tmp_path):
+    project = tmp_path / "project"
+    assert build_project(spec_text(REQUIRES), project).ok
+    renamed = REQUIRES.replace("DEMO_API_KEY", "DEMO_TOKEN")
+    again = build_project(spec_text(renamed), project)
+    assert again.ok, [d.format() for d in again.diagnostics]
+    names = [e["name"] for e in json.loads((project / MANIFEST).read_text())["env"]]
+    assert names == ["DEMO_TOKEN"]  # written by mapc last time: replaced, no stale entry
+    edited = json.loads((project / MANIFEST).read_text())
+    edited["env"].append(HARBOR_ENTRY)
+    (project / MANIFEST).write_text(json.dumps(edited))
+    third = build_project(spec_text(REQUIRES), project)
+    assert not third.ok and any(d.code == "output_conflict" for d in third.diagnostics)
+    assert HARBOR_ENTRY in json.loads((project / MANIFEST).read_text())["env"]

@@ -152,6 +152,16 @@ def test_a_shared_trace_must_hold_the_tasks_own_run(tmp_path):
     other, _ = run(project, "request/update", tmp_path)
     assert other["failure"]["kind"] == "mapping"
     assert "none has the task id 'request/update'" in other["failure"]["message"]
+    # a shared recorded file with one run only: still never scored for another task
+    write_json(project / "traces/all.json", {"runs": runs["runs"][1:]})
+    alone, _ = run(project, "request/create", tmp_path)
+    assert alone["failure"]["kind"] == "mapping", alone
+
+
+def test_a_per_task_trace_answers_its_task_whatever_its_ids(replay_project, tmp_path):
+    # traces/{task_id}.json holds one trajectory with a derived id: it is that task's run
+    result, _ = run(replay_project, "request/update", tmp_path)
+    assert "failure" not in result
 
 
 # --- a failing grader --------------------------------------------------------------------------
