@@ -360,8 +360,19 @@ class _Drafter:
 
     # -- whole spec ----------------------------------------------------------------
     def draft(self) -> Draft:
+        """The fullest draft that works on the sample: with events and signals,
+        else without signals, else one event per record."""
+        text = ""
+        for events, signals in ((True, True), (True, False), (False, False)):
+            text = self._compose(self.event_array() if events else None, signals)
+            text, ok = self._self_check(text)
+            if ok:
+                return Draft(text, None, self.notes)
+            self.notes.append("simplified: " + ("without signals" if events else "one event per record"))
+        return Draft(text, None, self.notes)
+
+    def _compose(self, events_path: str | None, with_signals: bool) -> str:
         prof = self.prof
-        events_path = self.event_array()
         hops = _hops(events_path) if events_path else []
         jsonl = prof.container == "jsonl"
         lines = [
@@ -403,7 +414,7 @@ class _Drafter:
             else:
                 lines += ["  case:", "    each:    # TODO: one case per innermost element?"]
                 lines += [f"      - {{each: {q(h)}}}" for h in case_loops]
-        sigs = self.signals(traj_base, events_path)
+        sigs = self.signals(traj_base, events_path) if with_signals else []
         if traj_loop or sigs:
             lines.append("  trajectory:")
             if traj_loop:
@@ -442,44 +453,62 @@ class _Drafter:
             f"  - {q(self.fixture)}    # TODO: replace with a small synthetic sample before sharing",
             "",
         ]
-        text = "\n".join(lines)
-        text = self._self_check(text)
-        return Draft(text, None, self.notes)
+        return "\n".join(lines)
 
     # -- checking the draft on the sample -------------------------------------------------
-    def _self_check(self, text: str) -> str:
-        """Relax the probe until it accepts the sample; the draft must work at once."""
-        for attempt in range(MAX_REQUIRE + 2):
-            ok, problem = _check_draft(text, self.sample)
+    def _self_check(self, text: str) -> tuple[str, bool]:
+        """Relax the probe until it accepts the sample; whether the draft then maps it."""
+        for _ in range(MAX_REQUIRE + 2):
+            ok, problem, probe_ok = _check_draft(text, self.sample)
             if ok:
-                return text
-            relaxed = _relax_probe(text)
+                return text, True
+            missing = re.search(r"missing required field (\S+)", problem or "")
+            if missing:  # a later record lacks a key the prefix always had
+                relaxed = _drop_required(text, missing.group(1))
+            else:
+                relaxed = _relax_probe(text) if not probe_ok else text
             if relaxed == text:
-                break
+                return text, False
             self.notes.append(f"probe relaxed: {problem}")
             text = relaxed
-        return text
+        return text, False
 
 
-def _check_draft(text: str, sample: Path) -> tuple[bool, str | None]:
-    """Compile the draft and run its probe and mapping on the sample."""
+def _check_draft(text: str, sample: Path) -> tuple[bool, str | None, bool]:
+    """Compile the draft, run its probe and mapping on the sample: (ok, problem, probe ok)."""
     from mapc.build import mapping_namespace
     from mapc.spec import load_spec_text
 
     spec, diags = load_spec_text(text, "<draft>", base_dir=sample.parent)
     if spec is None:
-        return False, "; ".join(d.message for d in diags.errors)
+        return False, "; ".join(d.message for d in diags.errors), True
     ns = mapping_namespace(spec)
     answer = ns["probe"](str(sample))
     if not answer.get("supported"):
-        return False, answer.get("reason")
+        return False, answer.get("reason"), False
     out = io.BytesIO()
     try:
         src = ns["SourceFile"](str(sample), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
         ns["write_canonical"](ns["map_source"], src, out, ns["MapState"]())
-    except Exception as exc:
-        return False, ns["one_line"](exc)
-    return True, None
+    except Exception as exc:  # an expression that fails on this data: simplify the draft
+        return False, ns["one_line"](exc), True
+    return True, None, True
+
+
+def _drop_required(text: str, key: str) -> str:
+    """Remove one key (and its type test) from the probe."""
+    out = []
+    for line in text.split("\n"):
+        if line.startswith("    require: ["):
+            keys = [k.strip() for k in line[len("    require: ["):-1].split(",") if k.strip()]
+            keys = [k for k in keys if k.strip('"') != key]
+            if not keys:
+                continue
+            line = f"    require: [{', '.join(keys)}]"
+        elif line.startswith("    when: ") and f"type({key})" in line:
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _relax_probe(text: str) -> str:

@@ -174,3 +174,19 @@ def test_specs_cli_lists_the_library():
     assert any(line.startswith("inspect-ai-eval-log ") for line in lines)
     listed = json.loads(_mapc("specs", "--json").stdout)["specs"]
     assert len(listed) == len(lines) - 1 and all(e["format"] and e["summary"] for e in listed)
+
+
+def test_init_relaxes_a_probe_key_that_later_records_lack(tmp_path):
+    """Keys present in every profiled line may still be missing further down: the draft must map it all."""
+    from mapc.build import build
+
+    rows = [{"session": "s", "step": i, "role": "user", "content": "hi", "reward": 1} for i in range(260)]
+    del rows[250]["session"]  # beyond the lines the profile reads
+    sample = tmp_path / "late.jsonl"
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert any("probe relaxed" in note for note in draft.notes), draft.notes
+    assert "session" not in draft.text.split("records:")[0]
+    (tmp_path / "spec.yaml").write_text(draft.text)
+    result = build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out")
+    assert result.ok, ([d.format() for d in result.diagnostics], result.validation and result.validation.text)
