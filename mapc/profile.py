@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc.runtime.mapping_rt import parse_prefix
+from mapc.runtime.mapping_rt import json_type, parse_prefix  # the runtime's own JSON reading
 
 MAX_BYTES = 16 << 20
 MAX_LINES = 5000
@@ -76,20 +76,6 @@ class Profile:
             "invalid_lines": self.invalid_lines,
             "fields": {p: s.to_dict() for p, s in self.fields.items()},
         }
-
-
-def json_type(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def join(base: str, key: str) -> str:

@@ -148,26 +148,26 @@ class _Walker:
         self.expr(scope.ordinal_by, base, env)
         return base
 
+    def loops(self, loops, base: Base | None, env: dict[str, Base]) -> tuple[Base | None, dict[str, Base]]:
+        """A signal's or artifact's own loops: the element they end on, and their variables."""
+        local = dict(env)
+        for loop in loops:
+            self.expr(loop.each, base, local)
+            base = self.own(loop.each, base, local, elements=True)
+            if loop.as_name:
+                local[loop.as_name] = base or Base((), False)
+        return base, local
+
     def signals(self, signals, base: Base | None, env: dict[str, Base]) -> None:
         for sig in signals:
-            b, local = base, dict(env)
-            for loop in sig.loops:
-                self.expr(loop.each, b, local)
-                b = self.own(loop.each, b, local, elements=True)
-                if loop.as_name:
-                    local[loop.as_name] = b or Base((), False)
+            b, local = self.loops(sig.loops, base, env)
             self.expr(sig.when, b, local)
             for v in (sig.name, sig.value, sig.unit, sig.metadata):
                 self.value(v, b, local)
 
     def artifacts(self, artifacts, base: Base | None, env: dict[str, Base]) -> None:
         for art in artifacts:
-            b, local = base, dict(env)
-            for loop in art.loops:
-                self.expr(loop.each, b, local)
-                b = self.own(loop.each, b, local, elements=True)
-                if loop.as_name:
-                    local[loop.as_name] = b or Base((), False)
+            b, local = self.loops(art.loops, base, env)
             self.expr(art.when, b, local)
             for _, v in art.fields:
                 self.value(v, b, local)
