@@ -78,9 +78,33 @@ def corpus_files() -> list[str]:
 
 
 def parallel(fn, items, workers: int = WORKERS) -> list:
-    """``[fn(item) for item in items]``, a few at a time (the work is mostly subprocesses)."""
+    """``[fn(item) for item in items]``, a few at a time.
+
+    Only for work that is subprocesses (running adapters): CPython 3.11's
+    ``ast`` module is not thread-safe, so compiling stays on one thread.
+    """
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(fn, items))
+
+
+def build_all(jobs: list[tuple[Path, str, Path]]) -> list:
+    """Build each ``(spec, target, out)``: generate one at a time, validate in parallel.
+
+    Returns the BuildResults in order, each with its validation report, as
+    ``mapc build`` would.
+    """
+    from mapc.build import build, resolve_target
+
+    results = [build(spec, target, out, validate=False) for spec, target, out in jobs]
+
+    def check(i: int):
+        spec, target, out = jobs[i]
+        result = results[i]
+        if result.spec is not None and result.diagnostics.ok:
+            result.validation = resolve_target(target).validate_build(result.spec, Path(out))
+        return result
+
+    return parallel(check, range(len(jobs)))
 
 
 def load_adapter(plugin: Path) -> dict:
@@ -108,17 +132,12 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def library_plugins(tmp_path_factory, corpus) -> dict:
     """Every library spec built for rlviz (validated on its own fixture): name -> (result, plugin dir)."""
-    from mapc.build import build
     from mapc.library import library_specs
 
     base = tmp_path_factory.mktemp("library")
-    specs = library_specs()
-
-    def one(name: str):
-        out = base / name
-        return name, build(specs[name], "rlviz", out), out
-
-    return {name: (result, out) for name, result, out in parallel(one, sorted(specs))}
+    names = sorted(library_specs())
+    results = build_all([(library_specs()[name], "rlviz", base / name) for name in names])
+    return {name: (result, base / name) for name, result in zip(names, results)}
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, parallel
+from conftest import ROOT, build_all
 
 EXAMPLES = {
     # example -> (library spec, candidate file that makes the fake agent worse)
@@ -46,20 +46,17 @@ sys.stderr.write(json.dumps({"task": task.id, "error": rollout.error, "reward": 
 @pytest.fixture(scope="session")
 def example_builds(tmp_path_factory):
     """Each example copied to a scratch folder and built for every target."""
-    from mapc.build import build
-
     base = tmp_path_factory.mktemp("examples")
-
-    def one(item):
-        name, target = item
-        project = base / target / name
-        shutil.copytree(ROOT / "examples" / name, project, ignore=shutil.ignore_patterns("runs", "out"))
-        # RELAI adapters live inside the project they run in; the others go to their own folder
-        out = project if target == "relai" else project / "out"
-        return item, (project, out, build(project / "spec.yaml", target, out))
-
-    items = [(name, target) for name in EXAMPLES for target in ("rlviz", "relai", "cap-evolve")]
-    return dict(parallel(one, items))
+    items, jobs = [], []
+    for name in EXAMPLES:
+        for target in ("rlviz", "relai", "cap-evolve"):
+            project = base / target / name
+            shutil.copytree(ROOT / "examples" / name, project, ignore=shutil.ignore_patterns("runs", "out"))
+            # RELAI adapters live inside the project they run in; the others get their own folder
+            out = project if target == "relai" else project / "out"
+            items.append(((name, target), project, out))
+            jobs.append((project / "spec.yaml", target, out))
+    return {key: (project, out, result) for (key, project, out), result in zip(items, build_all(jobs))}
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

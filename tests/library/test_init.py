@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import AUXILIARY, CORPUS, PAIRS, corpus_files, parallel
+from conftest import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
 
 from mapc.init import init_spec, write_spec
 from mapc.library import library_specs
@@ -29,18 +29,16 @@ def drafts(tmp_path_factory, corpus):
 
     The build validates the draft on its fixture, which is the sample itself.
     """
-    from mapc.build import build
-
     base = tmp_path_factory.mktemp("draft")
-
-    def one(rel: str):
+    jobs, made = [], []
+    for rel in JSON_FILES:
         folder = base / rel.replace("/", "__")
         folder.mkdir(parents=True)
         draft = init_spec(CORPUS / rel, spec_dir=folder, use_library=False)
         write_spec(draft.text, folder / "spec.yaml")
-        return rel, (draft, build(folder / "spec.yaml", "rlviz", folder / "out"))
-
-    return dict(parallel(one, JSON_FILES))
+        jobs.append((folder / "spec.yaml", "rlviz", folder / "out"))
+        made.append(draft)
+    return {rel: (draft, result) for rel, draft, result in zip(JSON_FILES, made, build_all(jobs))}
 
 
 @pytest.mark.parametrize("rel", JSON_FILES)
