@@ -163,3 +163,33 @@ agent: {{replay: trace.json}}
     tree = ast.parse((out / "adapter.py").read_text())
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "system"]
     assert calls == []
+
+
+def _cap_evolve_examples() -> list[Path]:
+    """Every example spec that declares tasks, an agent and evaluators (what cap-evolve needs)."""
+    import yaml
+
+    out = []
+    for spec in sorted(ROOT.glob("examples/*/spec*.yaml")):
+        data = yaml.safe_load(spec.read_text(encoding="utf-8")) or {}
+        if {"tasks", "agent", "evaluators"} <= set(data):
+            out.append(spec)
+    return out
+
+
+@pytest.mark.parametrize("spec", _cap_evolve_examples(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_example_builds_and_validates_for_cap_evolve(spec, tmp_path):
+    """`mapc build --target cap-evolve` then `mapc validate --target cap-evolve`, from the project root:
+    the example's `project/` folder when it has one (its stand-in for a user's checkout), else the repository."""
+    cwd = spec.parent / "project" if (spec.parent / "project").is_dir() else ROOT
+    out = tmp_path / "adapters"
+    # the build's own validation is the same gate as `mapc validate`: run it once, below
+    build = subprocess.run([sys.executable, "-m", "mapc.cli", "build", str(spec), "--target", "cap-evolve",
+                            "-o", str(out), "--no-validate"], cwd=cwd, capture_output=True, timeout=120)
+    assert build.returncode == 0, build.stderr.decode()
+    validate = subprocess.run([sys.executable, "-m", "mapc.cli", "validate", "--target", "cap-evolve", str(out),
+                               "--json"], cwd=cwd, capture_output=True, timeout=120)
+    payload = json.loads(validate.stdout)
+    assert validate.returncode == 0 and payload["ok"], payload["problems"]
+    beyond = [c for c in payload["checks"] if not c["contract"]]
+    assert len(beyond) >= 12 and all(c["ok"] for c in beyond)

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mapc.diagnostics import Diagnostic
@@ -79,7 +80,8 @@ def validate_adapter_dir(folder: Path) -> ValidationReport:
         diag = Diagnostic(code="missing_adapter", message=message, file=str(folder),
                           hint="build one with `mapc build SPEC --target cap-evolve -o DIR`")
         return ValidationReport(False, {"ok": False, "problems": [message]}, f"cap-evolve gate: {message}", [diag])
-    first, second = (run_gate(adapter, seed) for seed in HASH_SEEDS)
+    with ThreadPoolExecutor(max_workers=len(HASH_SEEDS)) as pool:  # the two runs are independent processes
+        first, second = pool.map(lambda seed: run_gate(adapter, seed), HASH_SEEDS)
     same = first.get("fingerprint") == second.get("fingerprint")
     first["checks"].append({
         "name": "scores identical across hash seeds", "ok": same, "contract": False,
