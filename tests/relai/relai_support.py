@@ -1,5 +1,8 @@
-"""Helpers for the relai target tests: a tiny chat trace format, its spec, projects built
-from it, and running generated runners the way RELAI does (subprocess, cwd = project root)."""
+"""Helpers and fixtures for the relai target tests: a tiny chat trace format, its spec, projects
+built from it, and running generated runners the way RELAI does (subprocess, cwd = project root).
+
+Not a conftest.py: other test folders import their own `conftest` module by that name.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import os
 import subprocess
 import textwrap
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "relai-tau2-airline"
@@ -143,3 +148,14 @@ def atif_trajectory(steps: list[dict]):
 def catalog_task(project: Path, adapter: str, task_id: str) -> dict:
     catalog = json.loads((project / f".relai/custom-adaptor/{adapter}/catalog.json").read_text())
     return next(t for t in catalog["tasks"] if t["id"] == task_id)
+
+
+@pytest.fixture
+def replay_project(tmp_path) -> Path:
+    """The chat-demo spec built for relai, replaying one recorded trace per task."""
+    project = tmp_path / "project"
+    write_json(project / "traces/request/create.json", chat_trace())
+    write_json(project / "traces/request/update.json", chat_trace("updated", 0, 2))
+    result = build_project(spec_text(), project)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    return project

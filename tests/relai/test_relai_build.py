@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from relai_support import EXAMPLE, ROOT, build_project, spec_text
+from relai_support import replay_project  # noqa: F401 (a fixture)
 from golden import assert_golden
 from mapc.build import load_checked, resolve_target
 

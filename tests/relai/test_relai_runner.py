@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from relai_support import (
-    atif_trajectory, build_project, catalog_task, chat_trace, read_result, run_runner, spec_text, write_json,
+from relai_support import (  # replay_project is a fixture
+    atif_trajectory, build_project, catalog_task, chat_trace, read_result, replay_project, run_runner, spec_text,
+    write_json,
 )
 from mapc.validators.relai.catalog import Findings
 from mapc.validators.relai.result import check_result

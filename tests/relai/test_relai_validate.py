@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mapc.validators.relai.suite import validate_project
+from relai_support import replay_project  # noqa: F401 (a fixture)
 
 GOOD_RESULT = {
     "schema_version": "relai.custom_run.v1",
