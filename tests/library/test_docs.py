@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import AUXILIARY, FORMATS, ROOT
+from library_support import AUXILIARY, FORMATS, ROOT
 
 from mapc.spec import load_spec
 

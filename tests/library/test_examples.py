@@ -15,10 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import ROOT, build_all
+from library_support import ROOT, build_all
 
 EXAMPLES = {
     # example -> (library spec, candidate file that makes the fake agent worse)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
+from library_support import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
 
 from mapc.init import init_spec, write_spec
 from mapc.library import library_specs

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import AUXILIARY, CORPUS, FORMATS, PAIRS, corpus_files, load_adapter, map_records
+from library_support import AUXILIARY, CORPUS, FORMATS, PAIRS, corpus_files, load_adapter, map_records
 
 from golden import assert_golden
 from mapc.library import catalog, library_specs
