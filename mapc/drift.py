@@ -126,14 +126,25 @@ def _join(segs) -> str:
     return out
 
 
-def _covered(path: str, reads: list[tuple[str, ...]]) -> bool:
-    """Whether reading ``reads`` touches ``path`` (read itself, inside a read value, or on the way)."""
+#: Spec keys whose expressions look at a value without mapping it (a loop, a test).
+_LOOKS_ONLY = (".each", ".when", ".where", ".ordinal_by", "source.probe.require", "source.probe.when")
+
+
+def _covered(path: str, reads: list[tuple[tuple[str, ...], bool]]) -> bool:
+    """Whether ``reads`` touch ``path``: read itself, on the way to a read, or inside a value
+    the spec maps whole (``input: input``; not a loop's array, whose fields are read one by one)."""
     segs = segments(path)
-    for r in reads:
-        n = min(len(r), len(segs))
-        if _matches(r[:n], segs[:n]):
+    for r, whole in reads:
+        if len(segs) <= len(r):
+            if _matches(r[:len(segs)], segs):
+                return True
+        elif whole and _matches(r, segs[:len(r)]):
             return True
     return False
+
+
+def _read_cover(paths: dict[str, list[str]]) -> list[tuple[tuple[str, ...], bool]]:
+    return [(segments(p), any(not w.endswith(_LOOKS_ONLY) for w in where)) for p, where in paths.items()]
 
 
 # -- the comparison ---------------------------------------------------------------------------
@@ -160,7 +171,7 @@ def drift(spec_path: str | Path, sample: str | Path):
     for path, read_by in paths.items():
         report.items += _check_path(path, tuple(read_by), path in approximate, new_ix, base_ix)
     report.items += _check_behaviour(spec, Path(sample), fixtures)
-    report.items += _unread_fields(new, baseline, [segments(p) for p in paths])
+    report.items += _unread_fields(new, baseline, _read_cover(paths))
     return report, diags
 
 
@@ -237,7 +248,7 @@ def _rules_of(spec, kind: str) -> list[str]:
     return [format_path(t.path) for rule in spec.events.rules for t in rule.emits if t.kind == kind]
 
 
-def _unread_fields(new: Profile, baseline: list[Profile], reads: list[tuple[str, ...]]) -> list[DriftItem]:
+def _unread_fields(new: Profile, baseline: list[Profile], reads) -> list[DriftItem]:
     known: set[tuple[str, ...]] = set()
     for b in baseline:
         known |= {segments(p) for p in b.fields}

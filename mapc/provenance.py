@@ -22,7 +22,6 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from mapc import __version__
 from mapc.codegen.pysrc import comment_text
 
 LOCK_NAME = "mapc.lock.json"
@@ -49,12 +48,12 @@ def relative(path: Path, start: Path) -> str:
 class Origin:
     """Where a build came from: what headers and the lock say."""
 
+    mapc_version: str
     target: str
     spec: str  # spec file relative to the output folder
     spec_sha256: str
     templates_sha256: str
     regenerate: str  # the command, run from the output folder
-    mapc_version: str = __version__
 
 
 def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | Path) -> Origin:
@@ -69,7 +68,10 @@ def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | 
     text = " ".join(shlex.quote(part) for part in command)
     if to_spec_dir != ".":
         text = f"cd {shlex.quote(to_spec_dir)} && {text}"
+    import mapc
+
     return Origin(
+        mapc_version=mapc.__version__,
         target=target,
         spec=relative(spec_path, out),
         spec_sha256=spec_digest,
