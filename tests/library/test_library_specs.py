@@ -154,3 +154,19 @@ def test_recipes_for_real_formats_work_on_the_corpus(library_plugins, corpus):
     # keys containing dots: AgentLab's "stats.cum_cost"
     agentlab = records_of("agentlab-browsergym", "agentlab-browsergym/click-checkboxes_20.summary_info.json")
     assert [r["value"] for r in agentlab if r.get("name") == "cost_usd"] == [0.00078585]
+
+
+#: library specs whose corpus files give every trajectory a final answer (RELAI final_output, Rollout.output)
+FINAL_ANSWERS = ["harbor-atif", "inspect-ai-eval-log", "langsmith-run-payloads", "nemo-gym-rollouts",
+                 "openhands-events", "swe-agent-traj", "verifiers-results"]
+
+
+@pytest.mark.parametrize("name", FINAL_ANSWERS)
+def test_final_answers_are_text(library_plugins, name):
+    ns = load_adapter(library_plugins[name][1])
+    for rel in FORMATS[name]:
+        src = ns["SourceFile"](str(CORPUS / rel), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
+        records, st = ns["collect_records"](ns["map_source"], src, True)
+        trajectories = [r["id"] for r in records if r["record_type"] == "trajectory"]
+        answers = [st.final_outputs.get(t) for t in trajectories]
+        assert all(isinstance(a, str) and a.strip() for a in answers), (rel, answers)
