@@ -162,8 +162,12 @@ FINAL_ANSWERS = ["harbor-atif", "inspect-ai-eval-log", "langsmith-run-payloads",
 
 
 @pytest.mark.parametrize("name", FINAL_ANSWERS)
-def test_final_answers_are_text(library_plugins, name):
-    ns = load_adapter(library_plugins[name][1])
+def test_final_answers_are_text(name):
+    from mapc.build import mapping_namespace
+    from mapc.spec import load_spec
+
+    spec, _ = load_spec(library_specs()[name])
+    ns = mapping_namespace(spec)  # mapc's in-process program, with the semantic view RELAI and cap-evolve use
     for rel in FORMATS[name]:
         src = ns["SourceFile"](str(CORPUS / rel), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
         records, st = ns["collect_records"](ns["map_source"], src, True)
