@@ -386,6 +386,8 @@ def init(
         raise typer.Exit(EXIT_OK)
     if out is None:
         sys.stdout.write(draft.text)
+    for note in draft.notes:
+        typer.echo(f"note: {note}", err=True)
     how = f"extends the library spec {draft.library!r}" if draft.library else "drafted from the sample's structure"
     where = f"wrote {out}" if out else "spec above"
     typer.echo(f"{where}: {how}; next: mapc build {out or 'spec.yaml'} --target rlviz -o out", err=True)

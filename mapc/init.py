@@ -92,8 +92,12 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
         if found is not None:
             return Draft(_extends_text(name, found[0], fixture, sample), library=found[0],
                          notes=[f"the library spec {found[0]!r} recognises this sample"])
-    drafter = _Drafter(sample, prof, name, fixture)
-    return drafter.draft()
+    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir))
+    draft = drafter.draft()
+    if prof.invalid_lines:
+        draft.notes.append(f"{prof.invalid_lines} line(s) of {sample.name} are not JSON: the adapter skips them "
+                           "when mapping, but its probe rejects a file whose first lines are not JSON")
+    return draft
 
 
 def write_spec(text: str, out: Path, *, force: bool = False) -> None:
@@ -214,8 +218,8 @@ def _hops(array_path: str) -> list[str]:
 
 
 class _Drafter:
-    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str):
-        self.sample, self.prof, self.name, self.fixture = sample, prof, name, fixture
+    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str, spec_dir: Path):
+        self.sample, self.prof, self.name, self.fixture, self.spec_dir = sample, prof, name, fixture, spec_dir
         self.notes: list[str] = []
 
     # -- structure ---------------------------------------------------------------
@@ -362,14 +366,17 @@ class _Drafter:
     def draft(self) -> Draft:
         """The fullest draft that works on the sample: with events and signals,
         else without signals, else one event per record."""
-        text = ""
+        first = None
         for events, signals in ((True, True), (True, False), (False, False)):
             text = self._compose(self.event_array() if events else None, signals)
-            text, ok = self._self_check(text)
+            text, ok, mapping_failed = self._self_check(text)
+            first = first or text
             if ok:
                 return Draft(text, None, self.notes)
-            self.notes.append("simplified: " + ("without signals" if events else "one event per record"))
-        return Draft(text, None, self.notes)
+            if not mapping_failed:
+                break  # the probe cannot accept this sample: simpler records would not help
+            self.notes.append("simplified: " + ("without signals" if signals else "one event per record"))
+        return Draft(first, None, self.notes)
 
     def _compose(self, events_path: str | None, with_signals: bool) -> str:
         prof = self.prof
@@ -389,6 +396,8 @@ class _Drafter:
             f"  format: {self.name}",
             f"  container: {prof.container}",
         ]
+        if prof.invalid_lines:
+            lines.append(f"  invalid_lines: skip    # TODO: {prof.invalid_lines} line(s) of the sample are not JSON")
         lines += self.probe_lines()
         lines += ["", "records:"]
         # loops: the line (jsonl), outer arrays (case, trajectory), the event array
@@ -456,30 +465,30 @@ class _Drafter:
         return "\n".join(lines)
 
     # -- checking the draft on the sample -------------------------------------------------
-    def _self_check(self, text: str) -> tuple[str, bool]:
-        """Relax the probe until it accepts the sample; whether the draft then maps it."""
+    def _self_check(self, text: str) -> tuple[str, bool, bool]:
+        """Relax the probe until it accepts the sample: (text, works, failed while mapping)."""
         for _ in range(MAX_REQUIRE + 2):
-            ok, problem, probe_ok = _check_draft(text, self.sample)
+            ok, problem, probe_ok = _check_draft(text, self.sample, self.spec_dir)
             if ok:
-                return text, True
+                return text, True, False
             missing = re.search(r"missing required field (\S+)", problem or "")
             if missing:  # a later record lacks a key the prefix always had
                 relaxed = _drop_required(text, missing.group(1))
             else:
                 relaxed = _relax_probe(text) if not probe_ok else text
             if relaxed == text:
-                return text, False
+                return text, False, probe_ok
             self.notes.append(f"probe relaxed: {problem}")
             text = relaxed
-        return text, False
+        return text, False, True
 
 
-def _check_draft(text: str, sample: Path) -> tuple[bool, str | None, bool]:
+def _check_draft(text: str, sample: Path, spec_dir: Path) -> tuple[bool, str | None, bool]:
     """Compile the draft, run its probe and mapping on the sample: (ok, problem, probe ok)."""
     from mapc.build import mapping_namespace
     from mapc.spec import load_spec_text
 
-    spec, diags = load_spec_text(text, "<draft>", base_dir=sample.parent)
+    spec, diags = load_spec_text(text, "<draft>", base_dir=spec_dir)
     if spec is None:
         return False, "; ".join(d.message for d in diags.errors), True
     ns = mapping_namespace(spec)

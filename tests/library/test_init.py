@@ -45,6 +45,7 @@ def drafts(tmp_path_factory, corpus):
 def test_init_draft_from_structure_builds_and_validates_on_the_sample(drafts, rel):
     draft, result = drafts[rel]
     assert draft.library is None and "# TODO" in draft.text
+    assert not [n for n in draft.notes if n.startswith("simplified")], draft.notes
     assert result.ok, (draft.text, [d.format() for d in result.diagnostics],
                        result.validation and result.validation.text)
     assert result.validation.payload and Path(rel).name in result.validation.text
@@ -188,3 +189,11 @@ def test_init_relaxes_a_probe_key_that_later_records_lack(tmp_path):
     (tmp_path / "spec.yaml").write_text(draft.text)
     result = build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out")
     assert result.ok, ([d.format() for d in result.diagnostics], result.validation and result.validation.text)
+
+
+def test_init_says_when_sample_lines_are_not_json(tmp_path):
+    sample = tmp_path / "mixed.jsonl"
+    sample.write_text('{"a": 1}\n{not json\n{"a": 2}\n')
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert "invalid_lines: skip" in draft.text
+    assert any("1 line(s) of mixed.jsonl are not JSON" in note for note in draft.notes)
