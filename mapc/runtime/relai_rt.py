@@ -20,6 +20,8 @@ ATIF_SYSTEM_ROLES = ("system", "developer")
 ATIF_TOOL_ROLES = ("tool", "function", "ipython", "tool_result")
 #: Replacement text for sensitive values (the first one no secret occurs in).
 REDACTION_MARKERS = ("[REDACTED]", "********", "########")
+#: Result fields holding free-form data, whose keys and numbers are redacted too.
+RELAI_FREE_FORM = ("arguments", "extra", "metadata")
 
 
 # --- ATIF steps from canonical events and their semantic view ---------------
@@ -357,9 +359,14 @@ def relai_secrets(names, environ):
     return sorted((v for v in values if v), key=lambda v: (-len(v), v))
 
 
-def relai_redact(value, secrets, marker):
-    """A copy of JSON data with every secret replaced (in strings, keys and numbers'
-    text), non-finite numbers as null and unencodable characters replaced."""
+def relai_redact(value, secrets, marker, data=False):
+    """A copy of a result with every secret replaced in its strings.
+
+    Inside free-form ``data`` (tool arguments, ``extra``) keys and numbers are
+    redacted too; the result's own keys and numbers (``step_id``, scores) stay
+    as the contract needs them. Non-finite numbers become null and characters
+    UTF-8 cannot encode are replaced.
+    """
     if isinstance(value, str):
         for secret in secrets:
             if secret in value:
@@ -370,14 +377,17 @@ def relai_redact(value, secrets, marker):
             value = value.encode("utf-8", "replace").decode("utf-8")
         return value
     if isinstance(value, dict):
-        return {relai_redact(str(k), secrets, marker): relai_redact(v, secrets, marker) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            key = relai_redact(str(k), secrets, marker) if data else k
+            out[key] = relai_redact(v, secrets, marker, data or k in RELAI_FREE_FORM)
+        return out
     if isinstance(value, (list, tuple)):
-        return [relai_redact(v, secrets, marker) for v in value]
+        return [relai_redact(v, secrets, marker, data) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and secrets:
-        text = json.dumps(value)
-        if any(secret in text for secret in secrets):
+    if data and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if any(secret in json.dumps(value) for secret in secrets):
             return marker
     return value
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from relai_support import EXAMPLE, ROOT, build_project, spec_text
+from relai_support import EXAMPLE, ROOT, build_project, read_result, run_runner, spec_text
 from relai_support import replay_project  # noqa: F401 (a fixture)
 from golden import assert_golden
 from mapc.build import load_checked, resolve_target
@@ -249,3 +249,26 @@ def test_mapcs_own_manifest_follows_the_spec_until_the_user_edits_it(tmp_path):
     third = build_project(spec_text(REQUIRES), project)
     assert not third.ok and any(d.code == "output_conflict" for d in third.diagnostics)
     assert HARBOR_ENTRY in json.loads((project / MANIFEST).read_text())["env"]
+
+
+def test_spec_strings_cannot_become_code(tmp_path):
+    nasty = 'x"""; import os; os.system("echo pwned") #\\n\u2028end'
+    spec = spec_text(REQUIRES.replace("model API access", json.dumps(nasty)), replace={
+        "description: A tiny chat format used by mapc's relai tests.": f"description: {json.dumps(nasty)}",
+        'text: "correct answer"': f"text: {json.dumps(nasty)}",
+    })
+    project = tmp_path / "project"
+    (project / "traces/request").mkdir(parents=True)
+    (project / "traces/request/create.json").write_text(json.dumps(
+        {"answer": "created", "reward": 1, "quality": 3, "messages": []}))
+    result = build_project(spec, project)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    source = (project / ADAPTER / "run.py").read_text()
+    tree = ast.parse(source)
+    calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    assert "system" not in calls
+    out = tmp_path / "r.json"
+    proc = run_runner(project, "chat-demo", "request/create", out, env={"DEMO_API_KEY": "sk-test-999"})
+    assert proc.returncode == 0 and "pwned" not in proc.stdout + proc.stderr
+    data = read_result(out)
+    assert data["evaluations"][0]["feedback"] == nasty, data

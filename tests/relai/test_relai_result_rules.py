@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
@@ -38,9 +37,9 @@ FAILED = {
 }
 
 
-def codes(result, *, task=TASK, raw="", secrets=None, errors_only=True) -> set[str]:
+def codes(result, *, task=TASK, secrets=None, errors_only=True) -> set[str]:
     f = Findings("result.json")
-    check_result(result, "request/create", task, f, raw_text=raw, secrets=secrets)
+    check_result(result, "request/create", task, f, secrets=secrets)
     return {d.code for d in f.items if d.is_error or not errors_only}
 
 
@@ -124,9 +123,15 @@ def test_failure_null_counts_as_a_completed_run():
 
 
 def test_sensitive_values_must_not_appear_anywhere():
-    raw = json.dumps(changed(RESULT, final_output="token sk-live-123"))
-    assert "secret_leak" in codes(RESULT, raw=raw, secrets={"API_KEY": "sk-live-123"})
-    assert "secret_leak" not in codes(RESULT, raw=json.dumps(RESULT), secrets={"API_KEY": "sk-live-123"})
+    secrets = {"API_KEY": "sk-live-123"}
+    assert "secret_leak" in codes(changed(RESULT, final_output="token sk-live-123"), secrets=secrets)
+    feedback = evals(GOOD_C, dict(GOOD_Q, feedback="used sk-live-123"))
+    assert "secret_leak" in codes(changed(RESULT, evaluations=feedback), secrets=secrets)
+    step = {"step_id": 1, "source": "agent", "message": "", "extra": {"sk-live-123": 1}}
+    assert "secret_leak" in codes(changed(RESULT, trace={"steps": [step]}), secrets=secrets)
+    assert "secret_leak" not in codes(RESULT, secrets=secrets)
+    # a short secret that happens to be inside the result's own field names is no leak
+    assert "secret_leak" not in codes(RESULT, secrets={"K": "k"})
 
 
 def test_final_output_is_expected_on_completed_runs():

@@ -14,15 +14,17 @@ from mapc.validators.relai.atif import step_problems
 from mapc.validators.relai.catalog import Findings, is_number, task_evaluators
 
 RESULT_SCHEMA = "relai.custom_run.v1"
+#: Fields holding free-form data (their keys are data too).
+FREE_FORM = ("arguments", "extra", "metadata")
 
 
 def is_failure(result: dict) -> bool:
     return result.get("failure") is not None
 
 
-def check_result(result: dict, task_id: str, task: dict, f: Findings, *, raw_text: str = "",
+def check_result(result: dict, task_id: str, task: dict, f: Findings, *,
                  secrets: dict[str, str] | None = None) -> None:
-    """Every result rule; ``task`` is the catalog entry, ``raw_text`` the file as written."""
+    """Every result rule; ``task`` is the catalog entry, ``secrets`` sensitive name -> value."""
     if result.get("schema_version") != RESULT_SCHEMA:
         f.error("schema_version", "schema_version", f"must be {RESULT_SCHEMA!r}, got {result.get('schema_version')!r}")
     if result.get("task_id") != task_id:
@@ -40,9 +42,24 @@ def check_result(result: dict, task_id: str, task: dict, f: Findings, *, raw_tex
     _check_evaluations(result, task, failed, f)
     _check_errors(result, failed, f)
     for name, value in sorted((secrets or {}).items()):
-        if value and value in raw_text:
+        if value and _contains(result, value):
             f.error("secret_leak", "", f"the value of sensitive variable {name} appears in the result",
                     hint="RELAI redacts trajectories, not final_output or feedback: keep secrets out of the result")
+
+
+def _contains(value: Any, secret: str, data: bool = False) -> bool:
+    """Whether ``secret`` occurs in a string of ``value`` (or, inside free-form data such
+    as tool arguments, in a key or a number's text)."""
+    if isinstance(value, str):
+        return secret in value
+    if isinstance(value, dict):
+        return any((data and secret in str(k)) or _contains(v, secret, data or k in FREE_FORM)
+                   for k, v in value.items())
+    if isinstance(value, list):
+        return any(_contains(v, secret, data) for v in value)
+    if data and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return secret in str(value)
+    return False
 
 
 def _check_trace(result: dict, failed: bool, f: Findings) -> None:

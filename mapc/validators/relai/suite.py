@@ -211,8 +211,7 @@ def _run_task(root: Path, adapter: str, runner: list[str], task: dict, out: Path
     result = read_json_object(out, f, "result")
     if result is None:
         return TaskOutcome(adapter, tid, "invalid", findings=f.items)
-    raw = out.read_text(encoding="utf-8")
-    check_result(result, tid, task, f, raw_text=raw, secrets=secrets)
+    check_result(result, tid, task, f, secrets=secrets)
     outcome = TaskOutcome(adapter, tid, "completed", findings=f.items,
                           evaluations=evaluation_summary(result))
     if not f.ok:
