@@ -44,6 +44,10 @@ def generate_evaluation(spec: ir.Spec, exprs: ExprTable) -> str:
             w.line(f'"""evaluators[{ev.path[1]}] {docstring_text(ev.id)}: {docstring_text(ev.description)}"""')
             w.comment(f"score (line {ev.score.line}): {ev.score.text}")
             w.line(f"score = {exprs.call(ev.score, 'scope', 'variables')}")
+            # a true/false check scores its range's ends, in the feedback too (`score == 1` holds)
+            w.line("if isinstance(score, bool):")
+            with w.indent():
+                w.line(f"score = {literal(ev.high)} if score else {literal(ev.low)}")
             w.line("feedback_scope = dict(scope, score=score)")
             first = True
             for rule in ev.feedback:
