@@ -366,7 +366,11 @@ class SourceFile:
         """The first existing JSON file among ``candidates`` next to the source, parsed."""
         folder = os.path.dirname(self.path)
         for template in candidates:
-            name = template.replace("{stem}", self.stem).replace("{name}", self.name)
+            name = (
+                template.replace("{stem}", self.stem)
+                .replace("{prefix}", self.name.split(".", 1)[0])
+                .replace("{name}", self.name)
+            )
             path = os.path.realpath(os.path.join(folder, name))
             if os.path.commonpath([self.root, path]) != self.root or not os.path.isfile(path):
                 continue

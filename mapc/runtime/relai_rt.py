@@ -22,6 +22,8 @@ ATIF_TOOL_ROLES = ("tool", "function", "ipython", "tool_result")
 REDACTION_MARKERS = ("[REDACTED]", "********", "########")
 #: Result fields holding free-form data, whose keys and numbers are redacted too.
 RELAI_FREE_FORM = ("arguments", "extra", "metadata")
+#: Result fields whose values the contract fixes: never redacted.
+RELAI_STRUCTURAL = ("schema_version", "task_id", "evaluator_id", "source", "kind", "timestamp")
 
 
 # --- ATIF steps from canonical events and their semantic view ---------------
@@ -363,7 +365,8 @@ def relai_redact(value, secrets, marker, data=False):
     """A copy of a result with every secret replaced in its strings.
 
     Inside free-form ``data`` (tool arguments, ``extra``) keys and numbers are
-    redacted too; the result's own keys and numbers (``step_id``, scores) stay
+    redacted too; the result's own keys, numbers and identifiers (schema
+    version, requested task id, evaluator ids, step sources, timestamps) stay
     as the contract needs them. Non-finite numbers become null and characters
     UTF-8 cannot encode are replaced.
     """
@@ -379,6 +382,9 @@ def relai_redact(value, secrets, marker, data=False):
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
+            if not data and k in RELAI_STRUCTURAL:
+                out[k] = v
+                continue
             key = relai_redact(str(k), secrets, marker) if data else k
             out[key] = relai_redact(v, secrets, marker, data or k in RELAI_FREE_FORM)
         return out

@@ -266,7 +266,7 @@ def build_schema() -> dict[str, Any]:
     sibling = {
         "description": (
             "A sibling file name, or a list of candidates (first existing wins). "
-            "`{stem}` is the source name without its last extension; `{name}` the full name."
+            "`{stem}` is the source name without its last extension, `{prefix}` the part before its first dot, `{name}` the full name."
         ),
         "anyOf": [
             {"type": "string", "minLength": 1},

@@ -207,13 +207,15 @@ class Builder:
                 if isinstance(spec, dict):
                     out.append(self._signal(dict(spec, name=None), spath, variables, literal_name=name))
                 else:
-                    out.append(self._signal({"value": spec}, spath, variables, literal_name=name))
+                    out.append(self._signal({"value": spec}, spath, variables, literal_name=name,
+                                            value_path=spath))
         else:
             for i, spec in enumerate(data):
                 out.append(self._signal(spec, path + (i,), variables))
         return tuple(s for s in out if s is not None)
 
-    def _signal(self, spec: dict, path: tuple, variables: set, literal_name: str | None = None):
+    def _signal(self, spec: dict, path: tuple, variables: set, literal_name: str | None = None,
+                value_path: tuple | None = None):
         local = set(variables)
         loops = self.loops(spec.get("each"), path + ("each",), local)
         if spec.get("as"):
@@ -229,7 +231,8 @@ class Builder:
             self.error("missing_key", path, "a signal in list form needs `name`",
                        hint="e.g. `name: \"'reward'\"` (a literal needs quotes) or a mapping `reward: expr`")
             return None
-        value = self.value(spec["value"], path + ("value",), local)
+        # the shorthand `name: expr` has its value at the signal's own path
+        value = self.value(spec["value"], value_path or path + ("value",), local)
         unit = self.value(spec["unit"], path + ("unit",), local) if "unit" in spec else None
         meta = self.value(spec["metadata"], path + ("metadata",), local) if "metadata" in spec else None
         if name_v is None or value is None:
@@ -409,7 +412,7 @@ class Builder:
             cands = [cands] if isinstance(cands, str) else cands
             for i, c in enumerate(cands):
                 sp = path + ("siblings", name) + ((i,) if isinstance(data["siblings"][name], list) else ())
-                bad = self._template_problem(c, ("stem", "name"))
+                bad = self._template_problem(c, ("stem", "prefix", "name"))
                 if bad:
                     self.error("invalid_placeholder", sp, bad)
                 if "/" in c or "\\" in c or c in (".", ".."):

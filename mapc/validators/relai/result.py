@@ -16,6 +16,8 @@ from mapc.validators.relai.catalog import Findings, is_number, task_evaluators
 RESULT_SCHEMA = "relai.custom_run.v1"
 #: Fields holding free-form data (their keys are data too).
 FREE_FORM = ("arguments", "extra", "metadata")
+#: Fields whose values the contract fixes (ids, versions, sources): not free text.
+STRUCTURAL = ("schema_version", "task_id", "evaluator_id", "source", "kind", "timestamp")
 
 
 def is_failure(result: dict) -> bool:
@@ -48,13 +50,13 @@ def check_result(result: dict, task_id: str, task: dict, f: Findings, *,
 
 
 def _contains(value: Any, secret: str, data: bool = False) -> bool:
-    """Whether ``secret`` occurs in a string of ``value`` (or, inside free-form data such
-    as tool arguments, in a key or a number's text)."""
+    """Whether ``secret`` occurs in a text of ``value`` (not in ids, versions or sources the
+    contract fixes; inside free-form data such as tool arguments, in keys and numbers too)."""
     if isinstance(value, str):
         return secret in value
     if isinstance(value, dict):
         return any((data and secret in str(k)) or _contains(v, secret, data or k in FREE_FORM)
-                   for k, v in value.items())
+                   for k, v in value.items() if data or k not in STRUCTURAL)
     if isinstance(value, list):
         return any(_contains(v, secret, data) for v in value)
     if data and isinstance(value, (int, float)) and not isinstance(value, bool):
