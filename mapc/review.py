@@ -93,7 +93,14 @@ def _review_locked(lock_path: Path) -> Review:
         _describe_spec(spec, r)
         known = _fresh_fingerprints(spec, target, root)
     sources: dict[str, str] = {}
+    from mapc.output import OutputConflict, safe_relpath
+
     for rel, digest in sorted(lock.files.items()):
+        try:
+            safe_relpath(rel)
+        except OutputConflict:
+            r.findings.append(Finding(lock_path.name, 0, "lock", f"the lock lists {rel!r}, outside the output"))
+            continue
         path = root / rel
         entry = {"path": rel, "sha256": digest, "status": "ok"}
         if os.path.islink(path) or not path.is_file():

@@ -242,3 +242,14 @@ def test_a_clean_build_of_every_example_reviews_clean_and_is_current(spec, targe
     assert all(f["status"] == "ok" for f in reviews[0].files)
     fresh, _ = check_build(spec, target, out)
     assert fresh.current
+
+
+def test_a_lock_listing_a_path_outside_the_output_is_a_finding(plugin: Path, tmp_path: Path):
+    out = _copy(plugin, tmp_path)
+    lock = json.loads((out / "mapc.lock.json").read_text())
+    lock["files"]["../../../etc/passwd"] = "0" * 64
+    (out / "mapc.lock.json").write_text(json.dumps(lock))
+    (r,) = review(out)
+    assert [(f.code, f.message) for f in r.findings] == [
+        ("lock", "the lock lists '../../../etc/passwd', outside the output")]
+    assert all(not f["path"].startswith("..") for f in r.files)
