@@ -255,8 +255,11 @@ def review(
     out: Path = typer.Argument(..., help="A build output (for relai: the project root or the adapter folder)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Summarise generated code for the person deciding to trust it: what it reads, emits and
-    executes, its files checked against mapc.lock.json, and a static scan. Exit 1 on findings."""
+    """Summarise generated code before you trust it; exit 1 on findings.
+
+    What it reads, emits and executes, its files checked against mapc.lock.json, and a
+    static scan of the Python (imports, network, shell, subprocess, writes, eval).
+    """
     from mapc.review import ReviewError, format_review
     from mapc.review import review as do_review
 
@@ -304,8 +307,11 @@ def drift(
     sample: Path = typer.Argument(..., help="A sample of the changed source (JSON or JSON Lines)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Compare a new source sample with what SPEC reads: missing or retyped fields, a probe that
-    no longer matches, rules that no longer fire, new fields. Exit 1 on breaking drift."""
+    """Compare a new source sample with what SPEC reads; exit 1 on breaking drift.
+
+    Reports read fields that are missing or retyped, a probe that no longer matches, rules
+    that no longer fire, and fields the spec does not read.
+    """
     from mapc.build import UsageError
     from mapc.drift import ProfileError, format_drift
     from mapc.drift import drift as do_drift
