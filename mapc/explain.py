@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mapc.diagnostics import format_path
 
-_TOP = r"(?:records|source|evaluators|usage|tasks|agent|reward|tables|fixtures|targets)"
+_TOP = r"(?:records|source|evaluators|usage|tasks|agent|reward|tables|fixtures|targets|name|version)"
 _PATH = re.compile(_TOP + r"(?:\.[^\s.\[\]():,'\"`]+|\[\d+\])*")
 
 
