@@ -99,7 +99,10 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
 def build_program(spec: ir.Spec) -> Program:
     exprs = ExprTable()
     mapping = MappingGenerator(spec, exprs).generate()
-    probe = _probe(spec, exprs)
+    # the probe gets its own expression table: targets that never probe leave it all out
+    probe_exprs = ExprTable()
+    probe_def = _probe(spec, probe_exprs)
+    probe = "\n\n".join(p for p in (probe_exprs.source().strip(), probe_def.strip()) if p) + "\n"
     from mapc.codegen.evaluation import generate_evaluation
 
     evaluation = generate_evaluation(spec, exprs)
@@ -139,16 +142,18 @@ def module_source(
     header: str = "",
     units: tuple[str, ...] = (),
     with_evaluation: bool = False,
+    with_probe: bool = True,
     prelude: str = "",
 ) -> str:
     """The full text of a standalone module.
 
     ``entry`` is the target's own code (usually a few lines calling runtime
     units); ``units`` names runtime units to include even if only the entry
-    refers to them indirectly; ``prelude`` is placed right after the imports
+    refers to them indirectly; ``with_probe=False`` leaves out the probe (hosts
+    that never probe a source); ``prelude`` is placed right after the imports
     (e.g. a host-package import for cap-evolve).
     """
-    parts = [program.expressions, program.mapping, program.probe]
+    parts = [program.expressions, program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:
         parts.append(program.evaluation)
     parts.append(entry)
@@ -174,7 +179,7 @@ def module_source(
         "# --- runtime (copied from mapc's runtime library) ---\n\n" + runtime_src,
         "# --- compiled expressions ---\n\n" + program.expressions if program.expressions.strip() else "",
         "# --- mapping ---\n\n" + program.mapping,
-        program.probe,
+        program.probe if with_probe else "",
         "# --- evaluation ---\n\n" + program.evaluation if with_evaluation and program.evaluation.strip() else "",
         entry.strip() + "\n",
     ]

@@ -207,6 +207,7 @@ class CapEvolveTarget(Target):
             entry=render_template("cap-evolve/adapter_entry.py.j2", **context),
             docstring=_docstring(spec, context),
             with_evaluation=True,
+            with_probe=False,
             prelude=HOST_IMPORT,
         )
         files = {

@@ -120,7 +120,8 @@ class RelaiTarget(Target):
         entry = render_template("relai/run_entry.py.j2", adapter_name=spec.name, requirements=requirements(spec),
                                 sensitive=tuple(sensitive_names(spec)))
         runner = module_source(program, entry=entry, docstring=_docstring(spec),
-                               header="#!/usr/bin/env python3", units=("relai_main",), with_evaluation=True)
+                               header="#!/usr/bin/env python3", units=("relai_main",), with_evaluation=True,
+                               with_probe=False)
         files = {
             f"{folder}/catalog.json": json_text(catalog(spec, entries)),
             f"{folder}/run.py": runner.encode("utf-8"),
