@@ -1,12 +1,3 @@
-import copy
-import hashlib
-import json
-import math
-import os
-import re
-import signal
-import subprocess
-import tempfile
 from cap_evolve import CapabilityAdapter, Rollout, Score, Task
 
 # --- cap-evolve adapter ---
