@@ -13,14 +13,18 @@ construction, and cheap.
 
 from __future__ import annotations
 
+import json
+
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.pysrc import Writer, docstring_text, literal
+from mapc.expressions import compile_expression
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
 
 _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
 _PARENT_KEY = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
 _NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}
+_STATUSES = ("running", "completed", "failed", "cancelled")  # coerce_status's (mapping_rt.STATUSES)
 
 # Where semantic fields land in a canonical event when the rule gives no explicit layout.
 _MESSAGE_LAYOUT = (
@@ -38,6 +42,21 @@ def _where(path: tuple) -> str:
     return ir.Expr("", path, None).where
 
 
+def _constant(v) -> tuple[bool, object]:
+    """``(True, value)`` when a value template is known at build time (a literal)."""
+    if isinstance(v, ir.Literal):
+        return True, v.value
+    if isinstance(v, ir.Expr) and v.compiled.constant[0]:
+        return True, v.compiled.constant[1]
+    return False, None
+
+
+def _constant_text(v) -> str | None:
+    """The text of a constant nonempty string (it needs no coercion at run time), else None."""
+    known, value = _constant(v)
+    return value if known and isinstance(value, str) and value else None
+
+
 class MappingGenerator:
     """Generates ``map_source`` and the level functions for one spec."""
 
@@ -47,7 +66,7 @@ class MappingGenerator:
         self.jsonl = spec.source.container == "jsonl"
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
-        self.uses_source_var = any("source" in e.compiled.variables for e in self._all_exprs())
+        self.uses_source_var = any("source" in e.compiled.variables for e in self._exprs(self._line_levels()))
         self.functions: list[str] = []
 
     # -- analysis ------------------------------------------------------------
@@ -59,9 +78,17 @@ class MappingGenerator:
         ev = self.spec.events
         return any(pred(t.parent if t.parent is not None else ev.parent) for t in self._templates())
 
-    def _all_exprs(self):
+    def _line_levels(self) -> set[str]:
+        """The jsonl line level and the levels below it (they see each line's ``$source``)."""
+        names = [lv.name for lv in self.spec.levels] + ["events"]
+        return set(names[names.index(self.spec.line_level):]) if self.spec.line_level in names else set()
+
+    def _exprs(self, levels: set[str]):
+        """Every expression evaluated at ``levels`` (level names, ``events`` included)."""
         values = []
         for lv in self.spec.levels:
+            if lv.name not in levels:
+                continue
             values += [lv.id, lv.final_output] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets]
             values += [lp.each for lp in lv.scope.loops] + [lv.scope.where, lv.scope.ordinal_by]
             for sig in lv.signals:
@@ -69,6 +96,8 @@ class MappingGenerator:
             for art in lv.artifacts:
                 values += [v for _, v in art.fields] + [art.when] + [lp.each for lp in art.loops]
         ev = self.spec.events
+        if "events" not in levels:
+            return [e for v in values if v is not None for e in iter_exprs(v)]
         values += [lp.each for lp in ev.scope.loops] + [ev.scope.where, ev.scope.ordinal_by]
         values += [v for _, v in ev.scope.lets]
         if not isinstance(ev.parent, str):
@@ -116,6 +145,15 @@ class MappingGenerator:
             w.line('level_run(st, emit, doc, scope, None, "", {"path": src.rel})')
         self.functions.append(w.text())
 
+    def _test(self, e: ir.Expr, el: str) -> str:
+        """A Python condition for a spec condition: JMESPath truthiness of ``e``.
+
+        ``truthy()`` is left out when the value is always true, false or null
+        (a comparison, ``!``, ``contains()``...): Python's truthiness is the same.
+        """
+        src = self.x.call(e, el, "s")
+        return src if e.compiled.boolean else f"truthy({src})"
+
     # -- loops ------------------------------------------------------------------
     def _open_loops(self, w: Writer, scope: ir.Scope, name: str, cur: str) -> tuple[str, str, int]:
         """Write the loop headers of a level; returns (element var, loc var, depth)."""
@@ -129,10 +167,23 @@ class MappingGenerator:
             w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
             w.level += 1
             w.line("line_index += 1")
-            w.line("missing = missing_required(el0, REQUIRED)")
-            w.line("if missing is not None:")
-            with w.indent():
-                w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+            required = self.spec.source.probe.require
+            if required and all(required):
+                # the REQUIRED test written out: no call per line
+                tests = ["not isinstance(el0, dict)"] + [
+                    f"el0.get({literal(p[0])}) is None" if len(p) == 1 else f"not has_path(el0, {literal(tuple(p))})"
+                    for p in required
+                ]
+                w.comment("source.probe.require: " + ", ".join(self.spec.source.probe.require_text))
+                w.line(f"if {' or '.join(tests)}:")
+                with w.indent():
+                    w.line("missing = missing_required(el0, REQUIRED)")
+                    w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+            elif required:
+                w.line("missing = missing_required(el0, REQUIRED)")
+                w.line("if missing is not None:")
+                with w.indent():
+                    w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
             w.line('s["index"] = line_index')
             w.line('s["root"] = el0')
             if self.uses_source_var:
@@ -158,7 +209,8 @@ class MappingGenerator:
     def _scope_body(self, w: Writer, scope: ir.Scope, name: str, el: str, looped: bool) -> None:
         if scope.where is not None:
             w.comment(f"{_where(scope.where.path)}: {scope.where.text}")
-            w.line(f"if not truthy({self.x.call(scope.where, el, 's')}):")
+            test = self._test(scope.where, el)
+            w.line(f"if not {test}:" if test.startswith("truthy(") else f"if not ({test}):")
             with w.indent():
                 w.line("continue" if looped else "return")
         for let_name, val in scope.lets:
@@ -187,7 +239,7 @@ class MappingGenerator:
         if name == "run":
             default = f'"run@" + st.src.name + ("#" + {loc} if {loc} else "")'
         elif lv.scope.loops:
-            default = f'"{_ID_PREFIX[name]}@" + loc_text({loc})'
+            default = f'"{_ID_PREFIX[name]}@" + {loc}'  # inside a loop: never empty
         elif name == "trajectory":
             # each source element is its own sample, even when its case repeats
             default = f'("traj@" + {loc}) if {loc} else child_id("traj", parent["id"])'
@@ -210,8 +262,11 @@ class MappingGenerator:
                 continue
             src = self.x.value(fields[key], el, "s")
             fwhere = literal(f"{where}.{key}")
-            if key == "started_at":
-                self._put(w, "rec", "started_at", f"coerce_time(st, {src}, {fwhere})")
+            text = _constant_text(fields[key])
+            if key in ("name", "termination") and text is not None or key == "status" and text in _STATUSES:
+                w.line(f"rec[{literal(key)}] = {literal(text)}  # a constant: nothing to check")
+            elif key == "started_at":
+                self._put(w, "rec", "started_at", self._time(fields[key], src, fwhere))
             elif key == "name" or key == "termination":
                 self._put(w, "rec", key, f"coerce_text(st, {src}, {fwhere})")
             elif key == "metadata":
@@ -246,6 +301,13 @@ class MappingGenerator:
         self.functions.append(w.text())
 
     @staticmethod
+    def _time(v: ir.Value, src: str, where: str) -> str:
+        """A date-time field: ``coerce_time``, unless ``iso8601()`` made it (always RFC 3339 or null)."""
+        if isinstance(v, ir.Expr) and v.compiled.outer_function == "iso8601":
+            return src
+        return f"coerce_time(st, {src}, {where})"
+
+    @staticmethod
     def _put(w: Writer, rec: str, key: str, src: str) -> None:
         w.line(f"v = {src}")
         w.line("if v is not None:")
@@ -278,7 +340,7 @@ class MappingGenerator:
         start = w.level
         el, _ = self._child_loops(w, sig.loops, el)
         if sig.when is not None:
-            w.line(f"if truthy({self.x.call(sig.when, el, 's')}):")
+            w.line(f"if {self._test(sig.when, el)}:")
             w.level += 1
         if isinstance(sig.name, ir.Literal) and isinstance(sig.name.value, str) and sig.name.value:
             name = literal(sig.name.value)
@@ -294,7 +356,10 @@ class MappingGenerator:
                 f'sig = {{"record_type": "signal", "id": st.child_id({owner}, {name}), '
                 f'"trajectory_id": {tid}{ev}, "name": {name}, "value": v}}'
             )
-            if sig.unit is not None:
+            unit = _constant_text(sig.unit)
+            if unit is not None:
+                w.line(f'sig["unit"] = {literal(unit)}')
+            elif sig.unit is not None:
                 self._put(w, "sig", "unit", f"coerce_nonempty_text(st, {self.x.value(sig.unit, el, 's')}, {literal(where + '.unit')})")
             if sig.metadata is not None:
                 self._put(w, "sig", "metadata", f"coerce_object(st, {self.x.value(sig.metadata, el, 's')}, {literal(where + '.metadata')})")
@@ -307,7 +372,7 @@ class MappingGenerator:
         start = w.level
         el, _ = self._child_loops(w, art.loops, el)
         if art.when is not None:
-            w.line(f"if truthy({self.x.call(art.when, el, 's')}):")
+            w.line(f"if {self._test(art.when, el)}:")
             w.level += 1
         f = dict(art.fields)
         content_key = next(k for k in ("text", "json", "path") if k in f)
@@ -342,13 +407,22 @@ class MappingGenerator:
         w.line("s = dict(scope)")
         el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")
         self._scope_body(w, ev.scope, "events", el, looped=depth > 0)
+        tested = self._tested_field(ev.rules)
+        if tested is not None:
+            w.comment(f"the rules compare field {'.'.join(tested)} with texts: read it once")
+            path = ".".join(json.dumps(k) for k in tested)
+            w.line(f"tested = {compile_expression(path).inline_source(el, 's')}")
         first = True
         for rule in ev.rules:
             where = _where(rule.path)
             if rule.when is not None:
                 kw = "if" if first else "elif"
                 w.comment(f"{where} (line {rule.when.line}): when {rule.when.text}")
-                w.line(f"{kw} truthy({self.x.call(rule.when, el, 's')}):")
+                test = rule.when.compiled.string_test
+                if tested is not None and test is not None and test[0] == tested:
+                    w.line(f"{kw} tested == {literal(test[1])}:")
+                else:
+                    w.line(f"{kw} {self._test(rule.when, el)}:")
             elif first:
                 w.comment(f"{where}: every element")
                 w.line("if True:")
@@ -361,7 +435,7 @@ class MappingGenerator:
                 else:
                     for k, tmpl in enumerate(rule.emits):
                         suffix = f".{k}" if len(rule.emits) > 1 else ""
-                        self._event(w, tmpl, el, loc, suffix)
+                        self._event(w, tmpl, el, loc, suffix, looped=depth > 0)
             first = False
             if rule.when is None:
                 break
@@ -369,13 +443,27 @@ class MappingGenerator:
             w.line("pass")
         self.functions.append(w.text())
 
-    def _event(self, w: Writer, t: ir.EventTemplate, el: str, loc: str, suffix: str) -> None:
+    @staticmethod
+    def _tested_field(rules) -> tuple | None:
+        """The field that two or more reachable rules compare with a text (``type == 'tool'``)."""
+        counts: dict[tuple, int] = {}
+        for rule in rules:
+            if rule.when is None:
+                break  # the rules after it never run
+            test = rule.when.compiled.string_test
+            if test is not None:
+                counts[test[0]] = counts.get(test[0], 0) + 1
+        best = max(counts.items(), key=lambda kv: kv[1], default=(None, 0))
+        return best[0] if best[1] >= 2 else None
+
+    def _event(self, w: Writer, t: ir.EventTemplate, el: str, loc: str, suffix: str, looped: bool) -> None:
         where = _where(t.path)
         if t.when is not None:
-            w.line(f"if truthy({self.x.call(t.when, el, 's')}):")
+            w.line(f"if {self._test(t.when, el)}:")
             w.level += 1
         start = w.level
-        default_id = f'"evt@" + loc_text({loc})' + (f" + {literal(suffix)}" if suffix else "")
+        location = loc if looped else f"loc_text({loc})"  # inside a loop the location is never empty
+        default_id = f'"evt@" + {location}' + (f" + {literal(suffix)}" if suffix else "")
         if t.id is not None:
             w.line(f"eid = coerce_id(st, {self.x.value(t.id, el, 's')}, {literal(where + '.id')})")
             w.line(f"eid = st.native_event_id(eid, {literal(where + '.id')}) if eid is not None else {default_id}")
@@ -387,7 +475,8 @@ class MappingGenerator:
             f'"sequence": st.next_sequence(tid), "kind": {literal(t.kind)}}}'
         )
         if t.timestamp is not None:
-            self._put(w, "ev", "timestamp", f"coerce_time(st, {self.x.value(t.timestamp, el, 's')}, {literal(where + '.timestamp')})")
+            src = self.x.value(t.timestamp, el, "s")
+            self._put(w, "ev", "timestamp", self._time(t.timestamp, src, literal(where + ".timestamp")))
         parent = t.parent if t.parent is not None else self.spec.events.parent
         if parent == "previous":
             self._put(w, "ev", "parent_id", "st.last.get(tid)")

@@ -24,7 +24,7 @@ from .compiler import FunctionCompiler, InlineCompiler, helpers_in, literal_sour
 from .errors import ERROR_KINDS, ExpressionError
 from .functions import FUNCTIONS, FunctionSignature, Param
 from .parser import parse
-from .paths import field_paths, is_constant, plain_path
+from .paths import field_paths, is_constant, outer_function, plain_path, string_test
 from .variables import rewrite_variables
 
 ExpressionTypeError = _rt.ExpressionTypeError
@@ -69,20 +69,26 @@ class CompiledExpression:
         helpers: runtime units (:mod:`mapc.runtime.jmespath_rt`) the function calls.
         field_paths: source field paths read, e.g. ``("messages[].role",)``.
         path: field names when the expression is a plain chain like ``a.b``, else None.
+        string_test: ``(field names, text)`` when the expression is ``a.b == 'text'``, else None.
+        outer_function: the function whose result is the value (``iso8601(ts)``), else None.
+        boolean: the value is always true, false or null, so Python truthiness is JMESPath's.
         constant: ``(True, value)`` when the value does not depend on the input.
         python_source: a self-contained module defining ``expression(data, scope=None)``.
     """
 
     def __init__(self, text: str, ast: dict, *, body: list[str], helpers: tuple[str, ...],
                  variables: tuple[str, ...], functions: tuple[str, ...],
-                 constant: tuple[bool, object]):
+                 constant: tuple[bool, object], boolean: bool = False):
         self.text = text
         self.variables = variables
         self.functions = functions
         self.helpers = helpers
         self.constant = constant
+        self.boolean = boolean
         self.field_paths = field_paths(ast)
         self.path = plain_path(ast)
+        self.string_test = string_test(ast)
+        self.outer_function = outer_function(ast)
         self._ast = ast
         self._body = body
         ns = dict(_runtime_namespace(helpers))
@@ -190,6 +196,7 @@ def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
         raise ExpressionError("syntax", "the expression is nested too deeply to compile", 0,
                               text=text) from None
     helpers = helpers_in(source)
+    boolean = compiler.result_boolean
     constant: tuple[bool, object] = (False, None)
     if is_constant(ast):
         probe = CompiledExpression(
@@ -205,6 +212,7 @@ def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
             constant = (True, value)
             body = FunctionCompiler().constant_body(value)
             helpers = ()
+            boolean = value is None or isinstance(value, bool)
     return CompiledExpression(
         text,
         ast,
@@ -213,4 +221,5 @@ def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
         variables=tuple(sorted(ctx.variables)),
         functions=tuple(sorted(ctx.functions)),
         constant=constant,
+        boolean=boolean,
     )

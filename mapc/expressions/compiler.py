@@ -263,6 +263,8 @@ class FunctionCompiler:
     # -- entry point --------------------------------------------------------
     def function_body(self, node: dict) -> list[str]:
         result = self.compile(node, "data")
+        #: the value is always True, False or None (Python truthiness is JMESPath's)
+        self.result_boolean = result.boolean
         self.emit_statement("return ", result)
         body: list[tuple[int, str]] = []
         if self.uses_scope:

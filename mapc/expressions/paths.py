@@ -110,6 +110,27 @@ def plain_path(node: dict) -> tuple[str, ...] | None:
     return None
 
 
+def string_test(node: dict) -> tuple[tuple[str, ...], str] | None:
+    """``(field names, text)`` if the expression is exactly ``a.b == 'text'`` (or ``'text' == a.b``).
+
+    Such a test is true exactly when the field holds that string, so generated
+    code may read the field once and compare it with ``==`` to several texts.
+    """
+    if node["type"] != "comparator" or node["value"] != "eq":
+        return None
+    left, right = node["children"]
+    for field, other in ((left, right), (right, left)):
+        path = plain_path(field)
+        if path is not None and other["type"] == "literal" and isinstance(other["value"], str):
+            return path, other["value"]
+    return None
+
+
+def outer_function(node: dict) -> str | None:
+    """The function whose result is the expression's value (``iso8601(ts)``), if any."""
+    return node["value"] if node["type"] == "function_expression" else None
+
+
 def _uses_variables(node: dict) -> bool:
     if node["type"] == "variable":
         return True

@@ -426,7 +426,8 @@ def _jp_to_json(value):
         raise ExpressionValueError("to_json() cannot encode NaN or Infinity") from None
 
 
-_JP_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The Unix epoch as a naive datetime: moments below are naive UTC, which prints fastest.
+_JP_EPOCH = datetime(1970, 1, 1)
 
 _JP_EPOCH_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
@@ -448,21 +449,14 @@ def _jp_iso8601(value, unit="s"):
             moment = _JP_EPOCH + timedelta(microseconds=value * 1_000_000 / per_second)
         elif isinstance(value, str):
             moment = datetime.fromisoformat(value)
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=timezone.utc)
-            else:
-                moment = moment.astimezone(timezone.utc)
+            if moment.tzinfo is not None:  # without an offset, the time is taken as UTC
+                moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
         else:
             return None
     except (ValueError, OverflowError):
         return None
-    text = (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
-        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
-    )
-    if moment.microsecond:
-        text += f".{moment.microsecond:06d}"
-    return text + "Z"
+    # a naive datetime prints YYYY-MM-DDTHH:MM:SS, plus .ffffff when there are microseconds
+    return moment.isoformat() + "Z"
 
 
 def _jp_get(value, key):

@@ -323,6 +323,13 @@ class SourceFile:
         offset = 0
         number = 0
         seen_data = False
+
+        def constant(name):  # NaN and Infinity: read as null, with a warning naming the line
+            st.warn("source", f"line {number}: non-finite number {name} read as null")
+            return None
+
+        # one decoder for the whole file: json.loads with an option builds a new one per call
+        decode = json.JSONDecoder(parse_constant=constant).decode
         with open(self.path, "rb") as fh:
             while True:
                 raw = fh.readline(limit + 1)
@@ -340,18 +347,22 @@ class SourceFile:
                 if number == 1 and body.startswith(b"\xef\xbb\xbf"):
                     body = body[3:]
                     start += 3
-                if not body.strip():
+                if not body or body.isspace():
                     continue
                 try:
-                    text = body.decode("utf-8")
-                    value = loads(st, text, f"line {number}: ")
-                except (UnicodeDecodeError, MappingError) as exc:
+                    value = decode(body.decode("utf-8"))
+                except UnicodeDecodeError:
                     if invalid == "skip":
                         st.warn("source", f"line {number}: not valid JSON; skipped")
                         continue
-                    if isinstance(exc, UnicodeDecodeError):
-                        raise MappingError(f"line {number}: invalid UTF-8") from None
-                    raise
+                    raise MappingError(f"line {number}: invalid UTF-8") from None
+                except (ValueError, RecursionError) as exc:
+                    if invalid == "skip":
+                        st.warn("source", f"line {number}: not valid JSON; skipped")
+                        continue
+                    if body.startswith(b"\xef\xbb\xbf"):  # what json.loads says of a BOM
+                        exc = json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", "", 0)
+                    raise json_error(exc, f"line {number}: ") from None
                 seen_data = True
                 yield number, value, {
                     "path": self.rel,
@@ -395,12 +406,17 @@ def loads(st, text, where):
 
     try:
         return json.loads(text, parse_constant=constant)
-    except json.JSONDecodeError as exc:
-        raise MappingError(f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise MappingError(f"{where}JSON nested too deeply") from None
-    except ValueError as exc:
-        raise MappingError(f"{where}unreadable JSON value: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise json_error(exc, where) from None
+
+
+def json_error(exc, where):
+    """The MappingError for JSON that could not be decoded (``where`` prefixes the message)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return MappingError(f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+    if isinstance(exc, RecursionError):
+        return MappingError(f"{where}JSON nested too deeply")
+    return MappingError(f"{where}unreadable JSON value: {exc}")
 
 
 def has_path(value, keys):
@@ -603,6 +619,32 @@ def warn_stderr(st):
         sys.stderr.write(f"warning: ... and {st.warnings - len(st.messages)} more\n")
 
 
+def compact_encoder():
+    """``encode(value) -> str``, the text of ``JSONEncoder(ensure_ascii=False,
+    separators=(",", ":"), allow_nan=False).encode``, made once for a whole stream.
+
+    ``JSONEncoder.encode`` builds a new C encoder, with its circular-reference
+    bookkeeping, for every call; here CPython's C encoder is built once and
+    called directly (the standard encoder is used where there is none). A
+    value that contains itself recurses until RecursionError and is then
+    encoded by the standard encoder, which raises its own error for it.
+    """
+    standard = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return standard.encode
+    c_encode = make(None, standard.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    join = "".join
+
+    def encode(value):
+        try:
+            return join(c_encode(value, 0))
+        except RecursionError:
+            return standard.encode(value)
+
+    return encode
+
+
 def encode_record(encode, ascii_encode, record):
     """One canonical line as UTF-8; strings that cannot be UTF-8 are written escaped."""
     try:
@@ -615,25 +657,36 @@ def write_canonical(map_source, src, out, st=None):
     """Map ``src`` and write canonical NDJSON to the binary stream ``out``.
 
     The ``complete`` record is written last, and only when mapping finished:
-    a stream cut short by an error never looks complete.
+    a stream cut short by an error never looks complete. Records are encoded
+    as they come and written 256 at a time.
     """
     st = st if st is not None else MapState()
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    encode = compact_encoder()
     ascii_encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
-    chunk = []
-    count = 0
+    records = []
+    lines = []
+    written = 0
+
+    def write_lines():
+        nonlocal written
+        try:
+            data = ("\n".join(lines) + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate somewhere: encode record by record
+            data = b"\n".join(encode_record(encode, ascii_encode, r) for r in records) + b"\n"
+        out.write(data)
+        written += len(lines)
+        records.clear()
+        lines.clear()
 
     def emit(record):
-        nonlocal count
-        chunk.append(encode_record(encode, ascii_encode, record))
-        count += 1
-        if len(chunk) >= 256:
-            out.write(b"\n".join(chunk) + b"\n")
-            chunk.clear()
+        lines.append(encode(record))
+        records.append(record)
+        if len(lines) >= 256:
+            write_lines()
 
     map_source(src, st, emit)
-    chunk.append(encode_record(encode, ascii_encode, {"record_type": "complete", "records": count, "warnings": st.warnings}))
-    out.write(b"\n".join(chunk) + b"\n")
+    emit({"record_type": "complete", "records": written + len(lines), "warnings": st.warnings})
+    write_lines()
     out.flush()
     return st
 
