@@ -497,8 +497,10 @@ class MappingGenerator:
         for key in ("input", "output", "data"):
             if key in can:
                 self._put(w, "ev", key, self.x.value(can[key], el, "s"))
-            elif key in layout:
+            elif isinstance(layout.get(key), str):
                 self._put(w, "ev", key, layout[key])
+            elif key in layout:
+                self._put_object(w, "ev", key, layout[key])
         if "context" in can:
             self._put(w, "ev", "context", f"coerce_object(st, {self.x.value(can['context'], el, 's')}, {literal(where + '.context')})")
         w.line('ev["source"] = srcloc')
@@ -524,19 +526,36 @@ class MappingGenerator:
             w.level -= 1
 
     @staticmethod
-    def _layout(kind: str, sem: dict) -> dict[str, str]:
-        """Canonical input/output/data built from semantic fields, by kind."""
+    def _put_object(w: Writer, rec: str, key: str, members) -> None:
+        """``rec[key]``: an object of the ``(name, variable)`` members that are not null; left out if none is.
+
+        The same object as ``compact_object(...) or None``, written as plain
+        statements: no call or comprehension per event.
+        """
+        w.line("v = {}")
+        for name, var in members:
+            w.line(f"if {var} is not None:")
+            with w.indent():
+                w.line(f"v[{literal(name)}] = {var}")
+        w.line("if v:")
+        with w.indent():
+            w.line(f"{rec}[{literal(key)}] = v")
+
+    @staticmethod
+    def _layout(kind: str, sem: dict) -> dict[str, str | tuple]:
+        """Canonical input/output/data built from semantic fields, by kind.
+
+        A value is a variable name, or ``((member, variable), ...)`` for an
+        object whose null members are left out.
+        """
         if not sem:
             return {}
 
         def obj(pairs):
-            present = [(k, f"f_{field}") for k, field in pairs if field in sem]
-            if not present:
-                return None
-            inner = ", ".join(f"({literal(k)}, {v})" for k, v in present)
-            return f"compact_object(({inner},)) or None"
+            present = tuple((k, f"f_{field}") for k, field in pairs if field in sem)
+            return present or None
 
-        out: dict[str, str] = {}
+        out: dict[str, str | tuple | None] = {}
         if kind == "message":
             out["input"] = obj(_MESSAGE_LAYOUT)
         elif kind == "generation":

@@ -46,11 +46,16 @@ class Unit:
 
 
 def _referenced_names(node: ast.AST) -> set[str]:
+    """Names a unit uses, less those it imports itself (a function-local ``import hashlib``
+    stays local: the generated module does not import it up front)."""
     names: set[str] = set()
+    local: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
             names.add(sub.id)
-    return names
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            local |= {(a.asname or a.name).split(".")[0] for a in sub.names}
+    return names - local
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,239 @@
+"""The speed-ups of generated adapters give exactly what the plain code gave.
+
+Each fast path (one C encoder per stream, one JSON decoder per file, rule
+dispatch on a field read once, conditions without ``truthy()``, constants
+written without coercion) is checked against the slower, obvious form. No
+timing here: numbers live in ``bench/run.py`` and docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mapc import runtime
+from mapc.build import mapping_namespace
+from mapc.codegen.program import build_program
+from mapc.runtime import jmespath_rt
+from mapc.runtime import mapping_rt as rt
+from mapc.spec import load_spec
+
+STANDARD = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@pytest.mark.parametrize("value", [
+    {"record_type": "event", "id": "evt@L1", "sequence": 0, "input": {"role": "user", "content": "café ☕ \u2028"}},
+    {"a": [1, 2.5, -0.0, 1e16, 1e-05, 10**30, True, False, None, "", [], {}], "b": {"c": {"d": ["\x00\x1f\"\\/"]}}},
+    {1: "int key", None: "null key", True: "bool key", 2.5: "float key"},
+    [],
+    "just a string",
+    12.0,
+])
+def test_compact_encoder_writes_what_jsonencoder_writes(value):
+    assert rt.compact_encoder()(value) == STANDARD.encode(value)
+
+
+@pytest.mark.parametrize("bad", [{"x": float("nan")}, {"x": [float("inf")]}, {"x": {1, 2}}])
+def test_compact_encoder_raises_what_jsonencoder_raises(bad):
+    with pytest.raises(Exception) as fast:
+        rt.compact_encoder()(bad)
+    with pytest.raises(Exception) as standard:
+        STANDARD.encode(bad)
+    assert (type(fast.value), str(fast.value)) == (type(standard.value), str(standard.value))
+
+
+def test_compact_encoder_reports_a_record_that_contains_itself_like_jsonencoder():
+    record = {"record_type": "run", "id": "r"}
+    record["metadata"] = record  # e.g. `metadata: $run` in a spec
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        rt.compact_encoder()(record)
+    encode = rt.compact_encoder()
+    with pytest.raises(ValueError):
+        encode(record)
+    assert encode({"after": "a failure"}) == '{"after":"a failure"}'  # nothing left over
+
+
+def test_a_lone_surrogate_escapes_only_its_own_record_in_a_chunk(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"{}\n")
+    src = rt.SourceFile(str(p))
+
+    def map_source(src, st, emit):
+        for i in range(300):
+            emit({"record_type": "run", "id": f"r{i}", "name": "é\ud800" if i == 7 else "é"})
+
+    out = io.BytesIO()
+    rt.write_canonical(map_source, src, out)
+    lines = out.getvalue().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 302
+    assert lines[7] == b'{"record_type":"run","id":"r7","name":"\\u00e9\\ud800"}'
+    assert lines[6] == '{"record_type":"run","id":"r6","name":"é"}'.encode()
+    assert json.loads(lines[300]) == {"record_type": "complete", "records": 300, "warnings": 0}
+
+
+def test_lines_warn_with_the_line_number_and_keep_json_loads_messages(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b'{"a":1}\n \t\x0b\x0c\n{"a":NaN}\n\xef\xbb\xbf{"a":2}\n')
+    st = rt.MapState()
+    with pytest.raises(rt.MappingError) as exc:
+        list(rt.SourceFile(str(p)).lines(st))
+    assert st.messages == ["source: line 3: non-finite number NaN read as null"]
+    assert str(exc.value) == ("line 4: invalid JSON at line 1 column 1: "
+                              "Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    st = rt.MapState()
+    got = list(rt.SourceFile(str(p)).lines(st, "skip"))
+    assert [(n, v) for n, v, _ in got] == [(1, {"a": 1}), (3, {"a": None})]
+    assert st.warnings == 2
+
+
+def _iso8601_by_fields(value, per_second=1):
+    """The formatting _jp_iso8601 used before it printed with isoformat()."""
+    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    try:
+        if isinstance(value, int):
+            seconds, rest = divmod(value, per_second)
+            moment = epoch + timedelta(seconds=seconds, microseconds=rest * 1_000_000 // per_second)
+        elif isinstance(value, float):
+            moment = epoch + timedelta(microseconds=value * 1_000_000 / per_second)
+        else:
+            moment = datetime.fromisoformat(value)
+            moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+    text = (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+            f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}")
+    return text + (f".{moment.microsecond:06d}" if moment.microsecond else "") + "Z"
+
+
+def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
+    rng = random.Random(5)
+    values = [rng.uniform(-7e10, 3e11) for _ in range(3000)] + [rng.randint(-10**12, 10**13) for _ in range(3000)]
+    values += [0, 0.0, -1.5, 1e308, -62135596800, -62135596801, 253402300799, 253402300800, 1736000002.853,
+               "2024-01-01T00:00:00", "2024-01-01T23:30:00-05:00", "0001-01-01T00:00:00+01:00",
+               "9999-12-31T23:59:59-01:00", "2024-01-01 10:00:00.5+02:00", "0999-05-05", "not a date"]
+    for unit, per_second in (("s", 1), ("ms", 1000), ("ns", 10**9)):
+        for v in values:
+            if isinstance(v, str) and unit != "s":
+                continue
+            assert jmespath_rt._jp_iso8601(v, unit) == _iso8601_by_fields(v, per_second), (v, unit)
+
+
+def test_function_local_imports_stay_local():
+    # coerce_id imports hashlib only for over-long ids: the module must not load it up front
+    assert "import hashlib" not in runtime.imports_for(["coerce_id"])
+    assert "import hashlib" in runtime.imports_for(["_jp_stable_id"])
+
+
+SPEC = """\
+mapc: 1
+name: fast-paths
+source:
+  format: fast-paths
+  container: jsonl
+  probe: {require: [type]}
+records:
+  trajectory: {status: "'completed'", signals: {lines: {value: "`1`", unit: "'line'"}}}
+  events:
+    each: "@"
+    where: "!hidden"
+    parent: previous
+    rules:
+      - when: "type == 'skip'"
+        skip: true
+      - when: "type == 'msg'"
+        kind: message
+        role: role
+        content: text
+        timestamp: "iso8601(ts)"
+      - when: "'tool' == type"
+        kind: tool
+        tool_name: name
+        arguments: args
+        signals: {latency: {value: ms, unit: "'ms'"}}
+      - when: flag
+        kind: log
+        data: {flag: flag}
+      - kind: error
+        data: "@"
+"""
+
+TRACE = [
+    {"type": "msg", "role": "user", "text": "hi", "ts": 1.5},
+    {"type": "msg", "role": None, "text": None, "ts": "2024-01-01T00:00:00+02:00"},
+    {"type": "skip"},
+    {"type": "tool", "name": "search", "args": {"q": 1}, "ms": 12},
+    {"type": "tool", "hidden": True},
+    {"type": "other", "flag": 0},
+    {"type": "other", "flag": []},
+    {"type": ["msg"], "flag": ""},
+    {"type": 1},
+]
+
+
+def _expected(trace, name):
+    """The canonical records of SPEC for ``trace``, written out by hand."""
+    tid = f"traj@{name}"
+    out = [{"record_type": "run", "id": f"run@{name}"},
+           {"record_type": "case", "id": f"case@{name}", "run_id": f"run@{name}"},
+           {"record_type": "group", "id": f"group@{name}", "case_id": f"case@{name}"},
+           {"record_type": "trajectory", "id": tid, "group_id": f"group@{name}", "status": "completed"}]
+    previous = None
+    offset = 0
+    for number, el in enumerate(trace, start=1):
+        line = json.dumps(el)
+        start, offset = offset, offset + len(line) + 1
+        if el.get("hidden") or el["type"] == "skip":
+            continue
+        ev = {"record_type": "event", "id": f"evt@L{number}", "trajectory_id": tid, "sequence": 0}
+        signals = []
+        if el["type"] == "msg":
+            ev["kind"] = "message"
+            ev["timestamp"] = jmespath_rt._jp_iso8601(el["ts"])
+            content = {k: v for k, v in (("role", el["role"]), ("content", el["text"])) if v is not None}
+            if content:
+                ev["input"] = content
+        elif el["type"] == "tool":
+            ev["kind"] = "tool"
+            ev["input"] = {"name": el["name"], "arguments": el["args"]}
+            signals.append({"record_type": "signal", "id": f"evt@L{number}:latency", "trajectory_id": tid,
+                            "event_id": f"evt@L{number}", "name": "latency", "value": el["ms"], "unit": "ms"})
+        elif el.get("flag") is not None and el.get("flag") is not False and el.get("flag") not in ("", [], {}):
+            # JMESPath truthiness: 0 is true
+            ev["kind"] = "log"
+            ev["data"] = {"flag": el["flag"]}
+        else:
+            ev["kind"] = "error"
+            ev["data"] = el
+        ev["sequence"] = sum(1 for r in out if r["record_type"] == "event")
+        if previous is not None:
+            ev["parent_id"] = previous
+        ev["source"] = {"path": name, "line": number, "byte_offset": start, "byte_length": len(line)}
+        previous = ev["id"]
+        out += [ev] + signals
+    out.append({"record_type": "signal", "id": f"{tid}:lines", "trajectory_id": tid, "name": "lines", "value": 1,
+                "unit": "line"})
+    return out
+
+
+def test_generated_rules_read_the_tested_field_once_and_keep_jmespath_truthiness(tmp_path):
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    spec, diags = load_spec(tmp_path / "spec.yaml")
+    assert spec is not None, diags.items
+    mapping = build_program(spec).mapping
+    # `type` is read once; comparisons need no truthy(); `when: flag` still does (0 is true in JMESPath)
+    assert "tested = " in mapping and "elif tested == 'msg':" in mapping and "elif tested == 'tool':" in mapping
+    assert mapping.count(" truthy(") == 1 and "elif truthy(" in mapping
+    assert "coerce_time" not in mapping  # iso8601() is RFC 3339 already
+    assert "'ms'" in mapping and "coerce_nonempty_text" not in mapping  # constant units
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(el) + "\n" for el in TRACE))
+    ns = mapping_namespace(spec)
+    out = io.BytesIO()
+    ns["write_canonical"](ns["map_source"], ns["SourceFile"](str(trace)), out, ns["MapState"]())
+    got = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert got[:-1] == _expected(TRACE, "t.jsonl")
+    assert got[-1] == {"record_type": "complete", "records": len(got) - 1, "warnings": 0}
