@@ -137,6 +137,8 @@ def run_mapping(spec: ir.Spec, source: Path, out=None) -> tuple[bool, str | None
     try:
         src = ns["SourceFile"](str(source), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
         ns["write_canonical"](ns["map_source"], src, out, st)
+    except BrokenPipeError:
+        raise  # the reader of our stdout went away; the CLI stops quietly
     except Exception as exc:  # every failure becomes one line, never a traceback
         return False, ns["one_line"](exc), st
     return True, None, st

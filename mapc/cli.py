@@ -60,6 +60,11 @@ def guarded(fn):
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(130)
+        except BrokenPipeError:
+            # the reader went away (`mapc specs | head`): stop quietly, like other CLI tools
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(0)
         except Exception as exc:  # internal error: say so plainly
             if os.environ.get("MAPC_DEBUG"):
                 raise

@@ -114,3 +114,15 @@ def test_internal_errors_are_one_line_without_traceback(tmp_path):
     proc = mapc("check", "x" * 5000 + ".yaml", env=env)
     assert proc.returncode in (1, 2)
     assert b"Traceback" not in proc.stderr
+
+
+def test_a_closed_pipe_is_not_an_error():
+    # `mapc run ... | head -c 10`: the output (>64 KiB) cannot fit in the pipe buffer
+    proc = subprocess.Popen([sys.executable, "-m", "mapc.cli", "run", str(EXAMPLE / "spec.yaml"),
+                             str(EXAMPLE / "results.jsonl")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(10) == b'{"record_t'
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert b"error" not in err and b"Traceback" not in err
