@@ -1,0 +1,27 @@
+"""bench/run.py keeps working: a smoke run end to end (no timing is asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_quick_prints_and_writes_the_tables_and_the_adapters_agree(tmp_path):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# Performance\n\n<!-- bench:throughput:begin -->\nOLD-NUMBERS\n<!-- bench:throughput:end -->\n\nkept\n")
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--doc", str(doc),
+                          "--work", str(tmp_path / "work")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    # the hand-written and JMESPath adapters print the generated adapter's records
+    assert "same mapping: ok" in run.stdout
+    for adapter in ("generated", "hand-written", "jmespath", "floor"):
+        assert f"| agent events (JSONL) | 300 | 0.1 | {adapter} |" in run.stdout
+        assert f"| eval log (nested JSON) | 300 | 0.1 | {adapter} |" in run.stdout
+    assert "| rlviz | `examples/verifiers-math/spec.yaml` |" in run.stdout
+    text = doc.read_text()
+    assert "OLD-NUMBERS" not in text and "<!-- bench:throughput:end -->\n\nkept\n" in text  # block replaced, rest kept
+    assert text.count("| agent events (JSONL) | 300 |") == 4 and "<!-- bench:build:begin -->" in text
