@@ -237,3 +237,9 @@ def test_generated_rules_read_the_tested_field_once_and_keep_jmespath_truthiness
     got = [json.loads(line) for line in out.getvalue().splitlines()]
     assert got[:-1] == _expected(TRACE, "t.jsonl")
     assert got[-1] == {"record_type": "complete", "records": len(got) - 1, "warnings": 0}
+
+
+def test_to_string_of_an_integer_is_what_json_dumps_writes():
+    rng = random.Random(3)
+    for value in [0, -1, 10**40, True, False, None, 2.5, 1e16] + [rng.randint(-10**20, 10**20) for _ in range(500)]:
+        assert jmespath_rt._jp_to_string(value) == json.dumps(value, separators=(",", ":"), default=str)
