@@ -14,8 +14,8 @@ __all__ = ["load_spec", "load_spec_text", "ir", "LoadedSpec"]
 
 
 def _compile(loaded: LoadedSpec, diags: Diagnostics, base_dir: Path) -> ir.Spec | None:
-    if loaded.data is None or not diags.ok:
-        return None
+    if not diags.ok:
+        return None  # the YAML could not be read; a document that is just `null` goes on to the schema
     schema_diags = check_schema(loaded)
     diags.extend(schema_diags)
     builder = Builder(loaded, base_dir)

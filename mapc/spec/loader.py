@@ -220,6 +220,39 @@ class _TooLarge(Exception):
     pass
 
 
+def _too_deep(text: str, file: str) -> Diagnostic:
+    """Where nesting first goes past MAX_DEPTH, found with PyYAML's (iterative) event parser."""
+    depth = 0
+    line = column = 1
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line, column = event.start_mark.line + 1, event.start_mark.column + 1
+                    break
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return Diagnostic(code="spec_too_deep", message=f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                      line=line, column=column, hint="a spec needs only a few levels; flatten this value")
+
+
+def _reader_error(exc, spec: LoadedSpec, file: str) -> Diagnostic:
+    """A located diagnostic for a character YAML refuses (PyYAML gives a buffer position)."""
+    index = exc.position if isinstance(exc.position, int) and 0 <= exc.position <= len(spec.text) else 0
+    starts = spec.texts[file][1]
+    line = bisect.bisect_right(starts, index) - 1
+    char = exc.character
+    what = f"U+{char:04X}" if isinstance(char, int) else repr(char)
+    return Diagnostic(
+        code="invalid_character", message=f"the character {what} is not allowed in YAML", file=file,
+        line=line + 1, column=index - starts[line] + 1,
+        hint="remove it; inside a double-quoted string write it as an escape such as \\u0008 or \\t",
+    )
+
+
 def load_text(text: str, file: str) -> tuple[LoadedSpec, list[Diagnostic]]:
     """Parse YAML text; returns the spec (``data`` None on failure) and diagnostics."""
     spec = LoadedSpec(file=file, text=text)
@@ -243,8 +276,15 @@ def load_text(text: str, file: str) -> tuple[LoadedSpec, list[Diagnostic]]:
             )
         )
         return spec, diags
-    except yaml.YAMLError as exc:  # reader errors (control characters, bad encoding)
-        diags.append(Diagnostic(code="yaml_syntax", message=f"invalid YAML: {exc}", file=file))
+    except RecursionError:  # PyYAML composes nodes recursively: a few hundred levels exhaust the stack
+        diags.append(_too_deep(text, file))
+        return spec, diags
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters)
+        diags.append(_reader_error(exc, spec, file))
+        return spec, diags
+    except yaml.YAMLError as exc:
+        diags.append(Diagnostic(code="yaml_syntax", message=f"invalid YAML: {' '.join(str(exc).split())}",
+                                file=file, line=1, column=1))
         return spec, diags
     nodes = [n for n in nodes if n is not None]
     if not nodes:
@@ -278,7 +318,8 @@ def load_file(path: str | Path) -> tuple[LoadedSpec, list[Diagnostic]]:
         size = p.stat().st_size
         if size > MAX_SPEC_BYTES:
             return LoadedSpec(file=name, text=""), [
-                Diagnostic(code="spec_too_large", message=f"spec is {size} bytes; the limit is {MAX_SPEC_BYTES}", file=name)
+                Diagnostic(code="spec_too_large", message=f"spec is {size} bytes; the limit is {MAX_SPEC_BYTES}", file=name,
+                           line=1, column=1, hint="a spec is a few kilobytes; keep data in fixtures or tasks files")
             ]
         raw = p.read_bytes()
     except FileNotFoundError:
@@ -293,8 +334,10 @@ def load_file(path: str | Path) -> tuple[LoadedSpec, list[Diagnostic]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        column = len(raw[line_start : exc.start].decode("utf-8", "replace")) + 1
         return LoadedSpec(file=name, text=""), [
-            Diagnostic(code="invalid_encoding", message="the spec is not valid UTF-8", file=name, line=line,
-                       hint="save the file as UTF-8")
+            Diagnostic(code="invalid_encoding", message=f"the spec is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+                       file=name, line=line, column=column, hint="save the file as UTF-8")
         ]
     return load_text(text, name)

@@ -138,9 +138,21 @@ class Builder:
             vals = [self.value(v, path + (i,), variables) for i, v in enumerate(data)]
             return ir.ArrayTemplate(tuple(v for v in vals if v is not None), path)
         if isinstance(data, float) and not math.isfinite(data):
-            self.error("invalid_value", path, "non-finite numbers cannot appear in JSON output")
+            self.error("invalid_value", path, "non-finite numbers cannot appear in JSON output", hint=_FINITE_HINT)
             return None
         return ir.Literal(data, path)
+
+    def finite(self, data: Any, path: tuple) -> None:
+        """Every number of the spec is finite: NaN and infinity have no JSON or Python literal."""
+        if isinstance(data, float) and not math.isfinite(data):
+            if not (len(path) == 4 and path[0] == "evaluators" and path[2] == "range"):  # invalid_range says it
+                self.error("invalid_value", path, "non-finite numbers cannot appear in JSON output", hint=_FINITE_HINT)
+        elif isinstance(data, dict):
+            for k, v in data.items():
+                self.finite(v, path + (k,))
+        elif isinstance(data, list):
+            for i, v in enumerate(data):
+                self.finite(v, path + (i,))
 
     def bind(self, name: str, path: tuple, variables: set) -> None:
         if name in RESERVED:
@@ -701,13 +713,20 @@ class Builder:
                        hint='e.g. trace: "runs/{task_id}.jsonl"')
         for i, arg in enumerate(data.get("command") or []):
             self._placeholders(arg, path + ("command", i), PLACEHOLDERS)
+            self._process_text(arg, path + ("command", i), "an argument")
         for i, arg in enumerate(data.get("prepare") or []):
             self._placeholders(arg, path + ("prepare", i), ("project_root",))
+            self._process_text(arg, path + ("prepare", i), "an argument")
         for k, v in (data.get("env") or {}).items():
             self._placeholders(v, path + ("env", k), PLACEHOLDERS)
+            self._process_text(v, path + ("env", k), "an environment value")
+            if not k or "=" in k or "\0" in k:
+                self.error("invalid_name", path + ("env", k), f"{k!r} cannot be an environment variable name",
+                           hint="a name is not empty and holds no `=` or NUL character", key=True)
         for key in ("trace", "replay"):
             if key in data:
                 self._placeholders(data[key], path + (key,), tuple(p for p in PLACEHOLDERS if p != "trace"))
+                self._process_text(data[key], path + (key,), "a file path")
         req = data.get("requires") or {}
         envs, names = [], set()
         for i, e in enumerate(req.get("env") or []):
@@ -728,6 +747,12 @@ class Builder:
             requires_files=tuple(files),
             path=path,
         )
+
+    def _process_text(self, text: str, path: tuple, what: str) -> None:
+        """The operating system cannot pass a NUL character in argv or the environment."""
+        if isinstance(text, str) and "\0" in text:
+            self.error("invalid_value", path, f"{what} cannot contain a NUL character (the operating system refuses it)",
+                       hint="remove the \\0 (NUL) from the string")
 
     def _placeholders(self, text: str, path: tuple, allowed) -> None:
         problem = self._template_problem(text, allowed)
@@ -764,6 +789,7 @@ class Builder:
         """Build the IR. ``tolerant`` (after schema errors) only collects what it can."""
         self.tolerant = tolerant
         data = self.spec.data
+        self.finite(data, ())
         self._tables = data.get("tables") if isinstance(data.get("tables"), dict) else {}
         source = self._section(lambda: self.source(data["source"]))
         records = data.get("records") if isinstance(data.get("records"), dict) else {}
@@ -773,11 +799,13 @@ class Builder:
         variables = set(BASE_VARIABLES)
         levels = [self._section(lambda n=name: self.level(n, records, variables)) for name in LEVELS]
         events = self._section(lambda: self.events(records, variables)) if "records" in data else None
-        line_level = self._section(lambda: self._line_level(source, levels, events))
+        # without events (no `records`, or they did not compile) that is the error to report, not this one
+        line_level = self._section(lambda: self._line_level(source, levels, events)) if events is not None else None
         evaluators = self._section(lambda: self.evaluators(data.get("evaluators")), ())
         usage = []
+        usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         for key in ("cost_usd", "tokens"):
-            if key in (data.get("usage") or {}):
+            if key in usage_data:
                 e = self._section(lambda k=key: self.expr(data["usage"][k], ("usage", k), {"task", "tables"}))
                 if e is not None:
                     usage.append((key, e))
@@ -832,6 +860,9 @@ class Builder:
                    hint="usually `events: {each: \"@\", ...}` (one event per line) or "
                    "`trajectory: {each: \"@\"}` (one rollout per line)")
         return None
+
+
+_FINITE_HINT = "use a finite number or null (YAML reads .nan and .inf as NaN and infinity)"
 
 
 def iter_exprs(value) -> list[ir.Expr]:
