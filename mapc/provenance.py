@@ -102,13 +102,19 @@ def takes_header(rel: str, content: bytes) -> bool:
     return True
 
 
+def _html_comment_text(text: str) -> str:
+    """Text that cannot end (or open) the HTML comment it sits in: a spec named
+    ``x--><script>.yaml`` must not put markup into README.md."""
+    return text.replace("<!--", "&lt;!--").replace("--!>", "--!&gt;").replace("-->", "--&gt;")
+
+
 def with_header(rel: str, content: bytes, o: Origin) -> bytes:
     """``content`` with the provenance header, after a ``#!`` line if there is one."""
     if not takes_header(rel, content):
         return content
     lines = [comment_text(line, 400) for line in header_lines(o)]
     if rel.lower().endswith(_HTML_COMMENT):
-        block = "<!--\n" + "\n".join(lines) + "\n-->\n\n"
+        block = "<!--\n" + "\n".join(_html_comment_text(line) for line in lines) + "\n-->\n\n"
     else:
         block = "".join(f"# {line}\n" for line in lines)
     text = content.decode("utf-8")

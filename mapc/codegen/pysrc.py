@@ -9,6 +9,7 @@ into code, so no spec string can become code.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from typing import Any
@@ -18,8 +19,9 @@ _UNSAFE_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 
 def literal(value: Any) -> str:
     """A Python literal for JSON-like data (dict, list, str, int, float, bool, None)."""
-    if isinstance(value, float) and value != value:
-        raise ValueError("NaN cannot be written as a literal")
+    if isinstance(value, float) and not math.isfinite(value):
+        # repr() would write the name `nan` or `inf`: not a literal, and not JSON either
+        raise ValueError(f"{value!r} cannot be written as a literal")
     if isinstance(value, tuple):
         inner = ", ".join(literal(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

@@ -42,12 +42,24 @@ def _finalize(value: Any) -> Any:
 
 
 def _yaml_str(value: Any) -> Safe:
-    # RLViz's parser reads "..." with JSON escapes, so JSON string syntax is exact.
-    return Safe(json.dumps(str(value), ensure_ascii=True))
+    # RLViz's parser reads "..." with JSON escapes, so JSON string syntax is exact. Characters
+    # beyond U+FFFF stay as UTF-8: YAML parsers read a \ud83d\ude00 escape pair as two lone
+    # surrogates, JSON parsers as one character; the raw character means the same to both.
+    out = []
+    for ch in str(value):
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif " " <= ch <= "~" or ord(ch) > 0xFFFF:
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return Safe('"' + "".join(out) + '"')
 
 
 def _md(value: Any) -> Safe:
     text = " ".join(str(value).split())
+    # control and format characters (ESC, NUL, bidi overrides) are shown, not acted on
+    text = "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
     for ch, rep in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("`", "'")):
         text = text.replace(ch, rep)
     return Safe(text)

@@ -7,6 +7,7 @@ stdout, and turns every problem with the source into either a counted warning
 """
 
 import json
+import math
 import os
 import re
 import sys
@@ -67,9 +68,9 @@ class MapState:
         if seen == (kind, parent_id):
             return False
         n = 2
-        while f"{rid}~{n}" in self.levels:
+        while bounded_id(f"{rid}~{n}") in self.levels:
             n += 1
-        new = f"{rid}~{n}"
+        new = bounded_id(f"{rid}~{n}")
         self.warn(f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}")
         rec["id"] = new
         self.levels[new] = (kind, parent_id)
@@ -86,9 +87,9 @@ class MapState:
             self.native_ids.add(eid)
             return eid
         n = 2
-        while f"{eid}~{n}" in self.native_ids:
+        while bounded_id(f"{eid}~{n}") in self.native_ids:
             n += 1
-        new = f"{eid}~{n}"
+        new = bounded_id(f"{eid}~{n}")
         self.warn(where, f"event id {eid!r} repeats; renamed {new!r}")
         self.native_ids.add(new)
         return new
@@ -119,7 +120,7 @@ class MapState:
         base = f"{owner}:{name}"
         n = self._owner_names.get(base, 0) + 1
         self._owner_names[base] = n
-        return base if n == 1 else f"{base}~{n}"
+        return bounded_id(base if n == 1 else f"{base}~{n}")
 
 
 def loc_text(loc):
@@ -138,8 +139,18 @@ def child_id(prefix, parent_id):
     """
     for p in _DERIVED_PREFIXES:
         if parent_id.startswith(p):
-            return prefix + "@" + parent_id[len(p):]
-    return prefix + "@" + parent_id
+            return bounded_id(prefix + "@" + parent_id[len(p):])
+    return bounded_id(prefix + "@" + parent_id)
+
+
+def bounded_id(value):
+    """An id RLViz accepts (at most MAX_ID_LENGTH characters): longer ones are hashed, so a
+    long name or a suffix on a long id still gives a unique, valid id."""
+    if len(value) <= MAX_ID_LENGTH:
+        return value
+    import hashlib
+
+    return "h-" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def coerce_id(st, value, where):
@@ -217,6 +228,9 @@ def coerce_status(st, value, where):
 
 def coerce_scalar(st, value, where):
     """A signal value: number, string or boolean; null skips it silently."""
+    if isinstance(value, float) and not math.isfinite(value):  # 1e999 in the source reads as infinity
+        st.warn(where, "signal value is not a finite number; skipped")
+        return None
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     st.warn(where, f"signal value must be a number, string or boolean, got {json_type(value)}; skipped")
@@ -560,6 +574,8 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
     """Answer an RLViz probe from a bounded prefix of ``path``."""
     if os.path.isdir(path):
         return {"supported": False, "confidence": 0.0, "reason": "source is a directory"}
+    if not os.path.isfile(path):  # a named pipe or device: reading could block or never end
+        return {"supported": False, "confidence": 0.0, "reason": "source is not a regular file"}
     data, truncated = read_prefix(path, limit)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -712,4 +728,17 @@ def one_line(exc):
     if isinstance(exc, ValueError) and "JSON compliant" in str(exc):
         return "the source holds a number too large for JSON output"
     text = " ".join(str(exc).split())
+    if type(exc).__name__ in ("ExpressionTypeError", "ExpressionValueError"):  # JMESPath's own errors
+        return f"a spec expression{expression_in(exc)} cannot be evaluated on this source: {text}"[:500]
     return f"internal error ({type(exc).__name__}): {text}"[:500]
+
+
+def expression_in(exc):
+    """`` (x_<spec path>)``: the compiled expression function an error came from, if any."""
+    name = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name.startswith("x_"):
+            name = tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    return f" ({name})" if name else ""

@@ -64,10 +64,16 @@ def read_cases(plugin_dir: Path) -> list[tuple[str, Path, str, int]]:
 
 def describe(failure: ValidationFailure) -> str:
     """The failure's message plus the context RLViz attaches (phase, kind, pass, line, record, field)."""
-    where = ", ".join(f"{k} {v}" for k, v in (("phase", failure.phase), ("kind", failure.kind),
-                                                ("pass", failure.pass_), ("line", failure.line),
-                                                ("record", failure.record_id), ("field", failure.field)) if v)
-    return failure.error + (f" [{where}]" if where else "")
+    where = ", ".join(f"{k} {_clip(v, 100)}" for k, v in (("phase", failure.phase), ("kind", failure.kind),
+                                                          ("pass", failure.pass_), ("line", failure.line),
+                                                          ("record", failure.record_id), ("field", failure.field)) if v)
+    return _clip(failure.error, 500) + (f" [{where}]" if where else "")
+
+
+def _clip(value, limit: int) -> str:
+    """Text for a person: a 6000-character id is shown by its start (the JSON payload keeps it whole)."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def validate_plugin_dir(plugin_dir: Path, sources: list[Path]) -> ValidationReport:
