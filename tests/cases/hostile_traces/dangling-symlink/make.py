@@ -1,0 +1,2 @@
+def make(path, outside):
+    path.symlink_to(outside / "does-not-exist.jsonl")
