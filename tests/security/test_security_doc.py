@@ -1,0 +1,23 @@
+"""docs/security.md names real files and the real opt-in command."""
+
+from __future__ import annotations
+
+import re
+
+from security_support import ROOT
+
+
+def test_every_file_the_security_page_names_exists():
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:tests|mapc|templates)/[^`*<> ]+)`", text))
+    assert len(paths) >= 15, paths
+    missing = sorted(p for p in paths if not (ROOT / p.rstrip("/")).exists())
+    assert missing == [], missing
+
+
+def test_the_long_run_command_uses_the_variable_the_tests_read():
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    assert "MAPC_FUZZ_EXAMPLES=2000 python -m pytest tests/security tests/test_expressions_fuzz.py" in text
+    support = (ROOT / "tests" / "security" / "security_support.py").read_text(encoding="utf-8")
+    assert 'os.environ.get("MAPC_FUZZ_EXAMPLES"' in support
+    assert 'os.environ.get("MAPC_FUZZ_EXAMPLES"' in (ROOT / "tests" / "test_expressions_fuzz.py").read_text()
