@@ -36,6 +36,8 @@ def corpus() -> dict:
     raw = json.loads((CASE / "strings.json").read_text(encoding="utf-8"))
     return {
         "strings": {k: _expand(v) for k, v in raw["strings"].items()},
+        "name": raw["name"],
+        "evaluator_id": raw["evaluator_id"],
         "task_ids": dict(raw["task_ids"]),
         "names_rejected": list(raw["names_rejected"]),
         "formats_rejected": list(raw["formats_rejected"]),
@@ -83,7 +85,7 @@ def spec_data(c: dict, fixture: str = "fixture.jsonl") -> dict:
     names = list(strings)
     return {
         "mapc": 1,
-        "name": "adversarial",
+        "name": c["name"],
         "version": "0.1.0-adv.1+b.2",
         "description": " ".join(strings.values()),
         "source": {"format": "adversarial-echo", "container": "jsonl", "probe": {"require": ["kind", "text"]}},
@@ -110,7 +112,9 @@ def spec_data(c: dict, fixture: str = "fixture.jsonl") -> dict:
              "feedback": braces(strings[k])}
             for k in names
         ] + [{"id": "echoed", "description": "The agent echoed what it received", "primary": True,
-              "score": "contains(output, '\"argv\"')", "feedback": "{task.id}"}],
+              "score": "contains(output, '\"argv\"')", "feedback": "{task.id}"},
+             {"id": c["evaluator_id"], "description": "An evaluator whose id is adversarial", "score": "`0.5`",
+              "feedback": braces(c["evaluator_id"])}],
         "tasks": [
             {"id": tid, "description": strings["quotes"] + strings["newlines"], "input": task_input(strings),
              "target": GOLD, "metadata": {v: v for v in strings.values()}}

@@ -40,6 +40,7 @@ from security_support import check_diagnostics, drive_capevolve, host_env
 CORPUS = adv.corpus()
 STRINGS = CORPUS["strings"]
 TASK_IDS = list(CORPUS["task_ids"].values())
+EVALUATOR_ID = CORPUS["evaluator_id"]
 #: Words that occur only in the corpus: in generated Python they may appear only in strings and comments.
 MARKERS = ("pwned", "whoami", "alert(1)", "7*7", "zero-width", "__import__")
 ODD_FOLDER = "project 'q' \"x\" $(id) é\u2028 -->"
@@ -87,7 +88,7 @@ def _python_files(builds) -> dict[str, Path]:
 
 def test_generated_python_compiles_and_holds_spec_text_only_as_data(builds):
     files = _python_files(builds)
-    assert {"rlviz:adapter.py", "rlviz:test_adapter.py", "relai:.relai/custom-adaptor/adversarial/run.py",
+    assert {"rlviz:adapter.py", "rlviz:test_adapter.py", f"relai:.relai/custom-adaptor/{CORPUS['name']}/run.py",
             "cap-evolve:adapter.py"} <= set(files)
     seen = set()
     for name, path in files.items():
@@ -167,7 +168,7 @@ def test_rlviz_records_carry_every_string_intact(builds, tmp_path):
 
 def test_relai_catalog_and_results_carry_every_string_intact(builds, tmp_path):
     project = builds["project"]
-    folder = project / ".relai" / "custom-adaptor" / "adversarial"
+    folder = project / ".relai" / "custom-adaptor" / CORPUS["name"]  # a Python keyword as a name
     catalog = json.loads((folder / "catalog.json").read_text(encoding="utf-8"))
     assert [t["id"] for t in catalog["tasks"]] == TASK_IDS
     expected_descriptions = {f"says-{k.replace('_', '-')}": v for k, v in STRINGS.items()}
@@ -176,6 +177,7 @@ def test_relai_catalog_and_results_carry_every_string_intact(builds, tmp_path):
         assert task["metadata"] == {v: v for v in STRINGS.values()}
         described = {e["id"]: e["description"] for e in task["evaluators"]}
         assert {k: described[k] for k in expected_descriptions} == expected_descriptions
+        assert EVALUATOR_ID in described
     env = host_env()
     for task_id in TASK_IDS:
         output = tmp_path / "result.json"
@@ -188,7 +190,7 @@ def test_relai_catalog_and_results_carry_every_string_intact(builds, tmp_path):
         assert result["task_id"] == task_id
         feedback = {e["evaluator_id"]: e["feedback"] for e in result["evaluations"]}
         assert {k: feedback[k] for k in expected_descriptions} == expected_descriptions
-        assert feedback["echoed"] == task_id
+        assert feedback["echoed"] == task_id and feedback[EVALUATOR_ID] == EVALUATOR_ID
         assert json.loads(result["final_output"]) == adv.expected_echo(STRINGS)  # argv, env, input file
 
 
@@ -208,7 +210,9 @@ def test_capevolve_tasks_rollouts_and_feedback_carry_every_string_intact(builds)
         assert "raised" not in rollout and "raised" not in score, (rollout, score)
         assert rollout.get("error") is None, rollout.get("error")
         assert json.loads(rollout["output"]) == adv.expected_echo(STRINGS)
-        assert score["reward"] == 1.0
+        assert score["reward"] == pytest.approx((len(STRINGS) + 1.5) / (len(STRINGS) + 2))  # one scores 0.5
+        assert " ".join(EVALUATOR_ID.split()) in score["feedback"]
+        assert {m["name"]: m["value"] for m in score["metrics"]}[EVALUATOR_ID] == 0.5
         # feedback templates are data-derived text: whitespace is normalised, nothing else changes
         for text in STRINGS.values():
             assert " ".join(text.split()) in score["feedback"], text[:40]
