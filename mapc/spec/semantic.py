@@ -31,6 +31,8 @@ RESERVED = frozenset(
     | set(LEVELS)
     | {"event", "index", "ordinal", "task", "score", "signals", "output", "events"}
 )
+#: Longest expression (or template placeholder) compiled; real specs use well under 1 KiB.
+MAX_EXPRESSION_CHARS = 16 * 1024
 PLACEHOLDERS = ("task_id", "seed", "candidate", "trace", "input_file", "project_root")
 _EXPR_CODES = {
     "syntax": "expression_syntax",
@@ -64,6 +66,17 @@ def task_id_problem(task_id: str) -> str | None:
     for seg in task_id.split("/"):
         if seg in ("", ".", ".."):
             return "must not have empty, `.` or `..` path segments"
+    return None
+
+
+def path_problem(path: str) -> str | None:
+    """Why the operating system could not even look ``path`` up (a NUL, names over its limits)."""
+    if "\0" in path:
+        return "contains a NUL character"
+    if len(path.encode("utf-8", "surrogatepass")) > 4096:
+        return "is longer than 4096 bytes"
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in re.split(r"[/\\]", path)):
+        return "has a part longer than 255 bytes (the file system's limit for one name)"
     return None
 
 
@@ -112,6 +125,11 @@ class Builder:
     def expr(self, text: str, path: tuple, variables, *, offset: int = 0, raw_path: tuple | None = None) -> ir.Expr | None:
         """Compile one expression; ``offset`` locates it inside a larger string (templates)."""
         where = raw_path or path
+        if len(text) > MAX_EXPRESSION_CHARS:  # compiling takes time in proportion: bound it
+            self.diags.append(self.spec.diag(
+                "expression_too_long", path, f"the expression is {len(text)} characters long; the limit is "
+                f"{MAX_EXPRESSION_CHARS}", hint="name its parts with `let` variables", mark=self.spec.mark(where)))
+            return None
         try:
             compiled = compile_expression(text, variables=frozenset(variables))
         except ExpressionError as exc:
@@ -430,6 +448,8 @@ class Builder:
                 if "/" in c or "\\" in c or c in (".", ".."):
                     self.error("invalid_sibling", sp, f"{c!r} must be a file name next to the source, not a path",
                                hint="siblings are looked up in the source's own folder only")
+                elif path_problem(c):
+                    self.error("invalid_sibling", sp, f"the sibling file name {path_problem(c)}")
             siblings.append((name, tuple(cands)))
         return ir.Source(
             format=data["format"],
@@ -653,6 +673,9 @@ class Builder:
         rel = data["from"]
         folder = self.dir_of(path + ("from",))
         f = (folder / rel)
+        if path_problem(rel):
+            self.error("invalid_value", path + ("from",), f"the tasks file path {path_problem(rel)}")
+            return []
         if not f.is_file():
             self.error("missing_file", path + ("from",), f"tasks file not found: {rel}",
                        hint=f"paths are relative to the spec's folder ({folder})")
@@ -766,6 +789,9 @@ class Builder:
         for i, f in enumerate(data or []):
             spec = {"path": f} if isinstance(f, str) else f
             folder = self.dir_of(("fixtures", i))
+            if path_problem(spec["path"]):
+                self.error("invalid_value", ("fixtures", i), f"the fixture path {path_problem(spec['path'])}")
+                continue
             p = (folder / spec["path"]).resolve()
             if not p.is_file():
                 self.error("missing_file", ("fixtures", i), f"fixture not found: {spec['path']}",
