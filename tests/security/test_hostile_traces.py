@@ -141,19 +141,30 @@ def _relai(project: Path, case: str, tmp: Path) -> tuple[subprocess.CompletedPro
     return proc, result
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory) -> dict:
-    """Every case run through every target: case name -> target -> what happened."""
-    root = tmp_path_factory.mktemp("hostile")
-    outside = tmp_path_factory.mktemp("outside-the-root")
-    runs = tmp_path_factory.mktemp("runs")
+def _by_container() -> dict[str, list[Path]]:
     by_container: dict[str, list[Path]] = {}
     for case in CASE_DIRS:
         by_container.setdefault(_expected(case)["container"], []).append(case)
+    return by_container
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory) -> dict:
+    """Both specs built for every target, once: container -> {project, outs}."""
+    root = tmp_path_factory.mktemp("hostile")
+    return {container: _build(container, root, cases) for container, cases in _by_container().items()}
+
+
+@pytest.fixture(scope="module")
+def outcomes(projects, tmp_path_factory) -> dict:
+    """Every case run through every target: case name -> target -> what happened."""
+    outside = tmp_path_factory.mktemp("outside-the-root")
+    runs = tmp_path_factory.mktemp("runs")
+    by_container = _by_container()
     out: dict[str, dict] = {}
     jobs = []
     for container, cases in by_container.items():
-        built = _build(container, root, cases)
+        built = projects[container]
         project, outs = built["project"], built["outs"]
         for case in cases:
             name = f"{case.name}.{EXT[container]}"
@@ -181,9 +192,10 @@ def outcomes(tmp_path_factory) -> dict:
                                                  "stdout": proc.stdout, "stderr": proc.stderr}
             else:
                 out[case][what] = fut.result()
-    for path in root.rglob("*"):  # the 100 MB input: free the disk now
-        if path.is_file() and not path.is_symlink() and path.stat().st_size > 50 << 20:
-            path.unlink()
+    for built in projects.values():  # the 100 MB input: free the disk now
+        for path in built["project"].rglob("*"):
+            if path.is_file() and not path.is_symlink() and path.stat().st_size > 50 << 20:
+                path.unlink()
     return out
 
 
@@ -275,3 +287,42 @@ def test_a_symlink_never_leaks_the_file_outside_the_root(outcomes):
     assert "SECRET-CONTENT" not in json.dumps(result)
     capevolve = got["cap-evolve"]
     assert "SECRET-CONTENT" not in json.dumps([capevolve["rollout"], capevolve["score"]])
+
+
+def test_relai_exits_nonzero_with_one_line_only_when_no_result_can_be_written(projects, tmp_path):
+    """RELAI's contract: a result for every outcome; a nonzero exit only when none can be written."""
+    project = projects["jsonl"]["project"]
+    runner = next((project / ".relai" / "custom-adaptor").iterdir()) / "run.py"
+    blocked = tmp_path / "a-folder"
+    blocked.mkdir()
+    for output in (blocked, tmp_path / "a-file" / "result.json"):
+        (tmp_path / "a-file").write_text("not a folder")
+        proc = subprocess.run(["python3", str(runner.relative_to(project)), "--task-id", "empty-file",
+                               "--output", str(output)], cwd=project, env=host_env(), capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 1, (proc.returncode, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: cannot write the result"), proc.stderr
+        _no_traceback(proc.stderr)
+    assert list(blocked.iterdir()) == [], "no temporary file is left behind"
+
+
+HOSTILE_ROLLOUTS = [  # what a cap-evolve run directory may hold after edits, crashes or other versions
+    {"task_id": "empty-file", "output": None, "trace": "not an object"},
+    {"task_id": "empty-file", "output": {"nested": [1, None]}, "trace": {"events": "not a list"}},
+    {"task_id": "empty-file", "output": "4", "trace": {"events": [None, 7, {"id": []}], "signals": "x"}},
+    {"task_id": "empty-file", "output": "4", "trace": {"events": [], "signals": [{"name": None, "value": {}}]}},
+    {"task_id": "empty-file", "output": "\ud800 \x00" * 1000, "trace": None, "metadata": {"x": [1] * 1000}},
+    {"task_id": "empty-file", "output": "4", "trace": {"trajectory": 5, "events": [{"kind": 1}], "artifacts": 3}},
+]
+
+
+def test_capevolve_score_never_raises_on_a_hostile_rollout(projects, tmp_path):
+    """`score` gets rollouts cap-evolve saved as JSON: whatever they hold, a Score in [0, 1] with feedback."""
+    built = projects["jsonl"]
+    ops = [{"op": "score", "task": "empty-file", "rollout": r} for r in HOSTILE_ROLLOUTS]
+    results, proc = drive_capevolve(built["outs"]["cap-evolve"], ops, cwd=built["project"])
+    _no_traceback(proc.stderr)
+    assert proc.stdout == b""
+    for rollout, score in zip(HOSTILE_ROLLOUTS, results):
+        assert "raised" not in score, (rollout, score)
+        assert 0.0 <= score["reward"] <= 1.0 and score["feedback"], score
