@@ -593,7 +593,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smoke run: tiny traces, one repeat, rlviz build only")
     parser.add_argument("--sizes", default=None, help="event counts, e.g. 10k,100k,1M (default)")
-    parser.add_argument("--formats", default="jsonl,json", help="jsonl, json or both (default)")
+    parser.add_argument("--formats", default="jsonl,json", help="jsonl, json, or jsonl,json (default)")
     parser.add_argument("--repeats", type=int, default=None, help="runs per measurement (default 3; 1 with --quick)")
     parser.add_argument("--rss", default=None, metavar="SIZES",
                         help="peak RSS of the generated adapter over JSONL sizes, e.g. 10M,100M,1G")
@@ -609,7 +609,11 @@ def main(argv: list[str] | None = None) -> int:
 
     quick = args.quick
     sizes = [parse_count(s) for s in (args.sizes or ("300" if quick else "10k,100k,1M")).split(",")]
-    formats = [FORMATS[k.strip()] for k in args.formats.split(",")]
+    names = [k.strip() for k in args.formats.split(",") if k.strip()]
+    unknown = [k for k in names if k not in FORMATS]
+    if unknown or not names:
+        parser.error(f"--formats takes {', '.join(FORMATS)} (comma-separated), not {args.formats!r}")
+    formats = [FORMATS[k] for k in names]
     repeats = args.repeats or (1 if quick else 3)
     sections = set(args.only.split(",")) if args.only else {"throughput", "build"}
     if args.rss:

@@ -67,6 +67,8 @@ class MappingGenerator:
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
         self.uses_source_var = any("source" in e.compiled.variables for e in self._exprs(self._line_levels()))
+        #: variables some expression reads: the scope only gets those written per element
+        self.used_vars = {v for e in self._exprs(set(_NEXT) | {"events"}) for v in e.compiled.variables}
         self.functions: list[str] = []
 
     # -- analysis ------------------------------------------------------------
@@ -162,11 +164,14 @@ class MappingGenerator:
         loops = list(scope.loops)
         if self.jsonl and self.spec.line_level == name and loops:
             loops = loops[1:]
-            w.line("line_index = -1")
+            uses_index = "index" in self.used_vars
+            if uses_index:
+                w.line("line_index = -1")
             w.comment("each line of the jsonl source (records." + ("events" if name == "events" else name) + ".each)")
             w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
             w.level += 1
-            w.line("line_index += 1")
+            if uses_index:
+                w.line("line_index += 1")
             required = self.spec.source.probe.require
             if required and all(required):
                 # the REQUIRED test written out: no call per line
@@ -179,13 +184,16 @@ class MappingGenerator:
                 with w.indent():
                     w.line("missing = missing_required(el0, REQUIRED)")
                     w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+                self.x.known_dicts.add("el0")  # below this test every line is an object
             elif required:
                 w.line("missing = missing_required(el0, REQUIRED)")
                 w.line("if missing is not None:")
                 with w.indent():
                     w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
-            w.line('s["index"] = line_index')
-            w.line('s["root"] = el0')
+            if uses_index:
+                w.line('s["index"] = line_index')
+            if "root" in self.used_vars:
+                w.line('s["root"] = el0')
             if self.uses_source_var:
                 w.line('s["source"] = {**st.src.info, **srcloc}')
             w.line('loc0 = f"L{line}"')
@@ -197,7 +205,8 @@ class MappingGenerator:
             w.comment(f"{where} (line {lp.each.line}): each {lp.each.text}")
             w.line(f"for {i}, {e} in enumerate(iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})):")
             w.level += 1
-            w.line(f's["index"] = {i}')
+            if "index" in self.used_vars:
+                w.line(f's["index"] = {i}')
             if lp.as_name:
                 w.line(f"s[{literal(lp.as_name)}] = {e}")
                 w.line(f"s[{literal(lp.as_name + '_index')}] = {i}")
@@ -224,6 +233,7 @@ class MappingGenerator:
         name = lv.name
         w.line(f"def level_{name}(st, emit, cur, scope, parent, loc, srcloc):")
         w.level += 1
+        self.x.known_dicts.clear()
         what = f"{name} per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else f"one {name}"
         if not lv.declared:
             what += " (not in the spec: defaults)"
@@ -316,8 +326,19 @@ class MappingGenerator:
 
     # -- signals & artifacts --------------------------------------------------------
     def _children(self, w: Writer, signals, artifacts, *, owner: str, event: str | None, el: str, tid: str) -> None:
+        # An event's signals with distinct literal names get ``<event id>:<name>`` directly:
+        # unique by construction, so no bookkeeping per signal. Anything dynamic (or a
+        # trajectory, which may repeat) goes through st.child_id().
+        names = [_constant_text(sig.name) for sig in signals]
+        direct = (
+            event is not None
+            and all(n is not None for n in names)
+            and not any(sig.loops for sig in signals)
+            and len(set(names)) == len(names)
+            and not (artifacts and "artifact" in names)
+        )
         for sig in signals:
-            self._signal(w, sig, owner=owner, event=event, el=el, tid=tid)
+            self._signal(w, sig, owner=owner, event=event, el=el, tid=tid, direct=direct)
         for art in artifacts:
             self._artifact(w, art, owner=owner, event=event, el=el, tid=tid)
 
@@ -334,7 +355,7 @@ class MappingGenerator:
             opened += 1
         return el, opened
 
-    def _signal(self, w: Writer, sig: ir.SignalSpec, *, owner, event, el, tid) -> None:
+    def _signal(self, w: Writer, sig: ir.SignalSpec, *, owner, event, el, tid, direct=False) -> None:
         where = _where(sig.path)
         w.comment(where)
         start = w.level
@@ -352,8 +373,9 @@ class MappingGenerator:
         w.line(f"if {cond}:")
         with w.indent():
             ev = f', "event_id": {event}' if event else ""
+            sid = f"{owner} + {literal(':' + sig.name.value)}" if direct else f"st.child_id({owner}, {name})"
             w.line(
-                f'sig = {{"record_type": "signal", "id": st.child_id({owner}, {name}), '
+                f'sig = {{"record_type": "signal", "id": {sid}, '
                 f'"trajectory_id": {tid}{ev}, "name": {name}, "value": v}}'
             )
             unit = _constant_text(sig.unit)
@@ -401,17 +423,23 @@ class MappingGenerator:
         w = Writer()
         w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
         w.level += 1
+        self.x.known_dicts.clear()
         what = f"one event per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "one event"
         w.line(f'"""records.events: {docstring_text(what)}, mapped by the first matching rule."""')
         w.line('tid = traj["id"]')
+        w.comment("this trajectory's sequence (and previous event) so far; stored back at the end")
+        w.line("seq = st.seq.get(tid, 0)")
+        if self.uses_previous:
+            w.line("prev = st.last.get(tid)")
         w.line("s = dict(scope)")
+        body_level = w.level
         el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")
         self._scope_body(w, ev.scope, "events", el, looped=depth > 0)
         tested = self._tested_field(ev.rules)
         if tested is not None:
             w.comment(f"the rules compare field {'.'.join(tested)} with texts: read it once")
             path = ".".join(json.dumps(k) for k in tested)
-            w.line(f"tested = {compile_expression(path).inline_source(el, 's')}")
+            w.line(f"tested = {self.x.assume_dicts(compile_expression(path).inline_source(el, 's'))}")
         first = True
         for rule in ev.rules:
             where = _where(rule.path)
@@ -441,6 +469,10 @@ class MappingGenerator:
                 break
         if depth == 0 and first:
             w.line("pass")
+        w.level = body_level
+        w.line("st.seq[tid] = seq")
+        if self.uses_previous:
+            w.line("st.last[tid] = prev")
         self.functions.append(w.text())
 
     @staticmethod
@@ -472,14 +504,17 @@ class MappingGenerator:
             idsrc = default_id
         w.line(
             f'ev = {{"record_type": "event", "id": {idsrc}, "trajectory_id": tid, '
-            f'"sequence": st.next_sequence(tid), "kind": {literal(t.kind)}}}'
+            f'"sequence": seq, "kind": {literal(t.kind)}}}'
         )
+        w.line("seq += 1")
         if t.timestamp is not None:
             src = self.x.value(t.timestamp, el, "s")
             self._put(w, "ev", "timestamp", self._time(t.timestamp, src, literal(where + ".timestamp")))
         parent = t.parent if t.parent is not None else self.spec.events.parent
         if parent == "previous":
-            self._put(w, "ev", "parent_id", "st.last.get(tid)")
+            w.line("if prev is not None:")
+            with w.indent():
+                w.line('ev["parent_id"] = prev')
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
             pw = literal(where + ".parent")
             self._put(w, "ev", "parent_id", f"st.parent_event(tid, coerce_id(st, {self.x.value(parent, el, 's')}, {pw}), {pw})")
@@ -511,7 +546,7 @@ class MappingGenerator:
             self._put(w, "ev", "metadata", f"coerce_object(st, {self.x.value(can['metadata'], el, 's')}, {literal(where + '.metadata')})")
         w.line("emit(ev)")
         if self.uses_previous:
-            w.line('st.last[tid] = ev["id"]')
+            w.line('prev = ev["id"]')
         if self.uses_native_parent:
             w.line('st.remember_event(tid, ev["id"])')
         sem_pairs = ", ".join(f'("{k}", f_{k})' for k, _ in t.semantic)
@@ -519,7 +554,8 @@ class MappingGenerator:
         with w.indent():
             w.line(f'st.sem[ev["id"]] = compact_object((("kind", {literal(t.kind)}),{" " + sem_pairs if sem_pairs else ""}))')
         if t.signals or t.artifacts:
-            w.line('s["event"] = ev')
+            if "event" in self.used_vars:
+                w.line('s["event"] = ev')
             self._children(w, t.signals, t.artifacts, owner='ev["id"]', event='ev["id"]', el=el, tid="tid")
         w.level = start
         if t.when is not None:

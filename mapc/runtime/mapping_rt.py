@@ -342,8 +342,9 @@ class SourceFile:
             st.warn("source", f"line {number}: non-finite number {name} read as null")
             return None
 
-        # one decoder for the whole file: json.loads with an option builds a new one per call
-        decode = json.JSONDecoder(parse_constant=constant).decode
+        # one decoder for the whole file (json.loads with an option builds one per call);
+        # raw_decode spares decode()'s two whitespace scans per line
+        raw_decode = json.JSONDecoder(parse_constant=constant).raw_decode
         with open(self.path, "rb") as fh:
             while True:
                 raw = fh.readline(limit + 1)
@@ -364,7 +365,13 @@ class SourceFile:
                 if not body or body.isspace():
                     continue
                 try:
-                    value = decode(body.decode("utf-8"))
+                    text = body.decode("utf-8")
+                    start_at = 0 if not text[0].isspace() else len(text) - len(text.lstrip())
+                    value, end = raw_decode(text, start_at)
+                    if end != len(text) and not text[end:].isspace():
+                        # where json.loads reports it: after the whitespace that follows the value
+                        end += len(text[end:]) - len(text[end:].lstrip())
+                        raise json.JSONDecodeError("Extra data", text, end)
                 except UnicodeDecodeError:
                     if invalid == "skip":
                         st.warn("source", f"line {number}: not valid JSON; skipped")
@@ -661,12 +668,13 @@ def compact_encoder():
     return encode
 
 
-def encode_record(encode, ascii_encode, record):
-    """One canonical line as UTF-8; strings that cannot be UTF-8 are written escaped."""
+def encode_line(line, ascii_encode):
+    """One encoded canonical line as UTF-8; a line that cannot be UTF-8 (a lone
+    surrogate from a ``\\ud800``-style escape in the source) is written escaped."""
     try:
-        return encode(record).encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates from \\ud800-style escapes
-        return ascii_encode(record).encode("ascii")
+        return line.encode("utf-8")
+    except UnicodeEncodeError:
+        return ascii_encode(json.loads(line)).encode("ascii")
 
 
 def write_canonical(map_source, src, out, st=None):
@@ -679,7 +687,6 @@ def write_canonical(map_source, src, out, st=None):
     st = st if st is not None else MapState()
     encode = compact_encoder()
     ascii_encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
-    records = []
     lines = []
     written = 0
 
@@ -687,16 +694,14 @@ def write_canonical(map_source, src, out, st=None):
         nonlocal written
         try:
             data = ("\n".join(lines) + "\n").encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate somewhere: encode record by record
-            data = b"\n".join(encode_record(encode, ascii_encode, r) for r in records) + b"\n"
+        except UnicodeEncodeError:  # a lone surrogate somewhere: line by line
+            data = b"\n".join(encode_line(line, ascii_encode) for line in lines) + b"\n"
         out.write(data)
         written += len(lines)
-        records.clear()
         lines.clear()
 
     def emit(record):
         lines.append(encode(record))
-        records.append(record)
         if len(lines) >= 256:
             write_lines()
 

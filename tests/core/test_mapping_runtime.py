@@ -224,3 +224,27 @@ def test_one_line_never_spans_lines():
 def test_truthiness_follows_jmespath():
     assert [rt.truthy(v) for v in (0, "x", [0], {"a": 1}, True)] == [True] * 5
     assert [rt.truthy(v) for v in (None, False, "", [], {})] == [False] * 5
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'  {"a": 1}', b'{"a": 1}   ', b'{"a": 1} x', b'{"a": 1}  \t y', b'[1, 2', b'"str"', b"1e5", b"{} {}", b"\t"],
+)
+def test_line_decoding_matches_json_loads(tmp_path, line):
+    """The line reader's fast decoder accepts, rejects and locates errors like json.loads."""
+    src = _src(tmp_path, "t.jsonl", b'{"first": true}\n' + line + b"\n")
+    text = line.decode()
+    try:
+        expected = json.loads(text)
+        err = None
+    except json.JSONDecodeError as exc:
+        expected, err = None, f"line 2: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if not text.strip():
+        assert [v for _, v, _ in src.lines(rt.MapState())] == [{"first": True}]
+        return
+    if err is None:
+        assert [v for _, v, _ in src.lines(rt.MapState())][1] == expected
+    else:
+        with pytest.raises(rt.MappingError) as got:
+            list(src.lines(rt.MapState()))
+        assert str(got.value) == err
