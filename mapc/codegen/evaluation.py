@@ -31,7 +31,6 @@ def generate_evaluation(spec: ir.Spec, exprs: ExprTable) -> str:
         )
     w.line(f"EVALUATORS = {literal(table)}")
     w.line(f"COMBINE = {literal(spec.combine)}")
-    w.line("")
     names = []
     for ev in spec.evaluators:
         fname = "evaluate_" + identifier(ev.id)
@@ -39,9 +38,10 @@ def generate_evaluation(spec: ir.Spec, exprs: ExprTable) -> str:
             fname += "_"
         names.append(fname)
         w.line("")
+        w.line("")
         w.line(f"def {fname}(scope, variables):")
         with w.indent():
-            w.line(f'"""evaluators[{ev.path[1]}] {docstring_text(ev.id)}: {docstring_text(ev.description)}"""')
+            w.docstring(f"evaluators[{ev.path[1]}] {docstring_text(ev.id)}: {docstring_text(ev.description)}")
             w.comment(f"score (line {ev.score.line}): {ev.score.text}")
             w.line(f"score = {exprs.call(ev.score, 'scope', 'variables')}")
             # a true/false check scores its range's ends, in the feedback too (`score == 1` holds)
@@ -94,4 +94,6 @@ def _template(parts, exprs: ExprTable) -> str:
             pieces.append(literal(part))
         else:
             pieces.append(f"template_text({exprs.call(part, 'feedback_scope', 'variables')})")
-    return " + ".join(pieces) if pieces else literal("")
+    if not pieces:
+        return literal("")
+    return pieces[0] if len(pieces) == 1 else "(" + " + ".join(pieces) + ")"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from mapc.codegen.pysrc import comment_text, identifier, literal
+from mapc.codegen.wrap import wrap_line
 from mapc.spec import ir
 
 
@@ -49,8 +50,11 @@ class ExprTable:
             self._used.add(name)
             self._names[key] = name
             where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
-            header = f"# {comment_text(where)}: {comment_text(e.text)}\n"
-            self._sources.append(header + e.compiled.function_source(name).rstrip() + "\n")
+            where = comment_text(where)
+            header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"
+            body = e.compiled.function_source(name).rstrip().splitlines()
+            body = [part for line in body for part in wrap_line(line)]
+            self._sources.append(header + "\n".join(body) + "\n")
         return f"{name}({data}, {scope})"
 
     def value(self, v: ir.Value | None, data: str, scope: str) -> str:
@@ -71,4 +75,4 @@ class ExprTable:
         raise TypeError(v)
 
     def source(self) -> str:
-        return "\n\n".join(self._sources)
+        return "\n\n\n".join(self._sources)

@@ -42,6 +42,12 @@ def _where(path: tuple) -> str:
     return ir.Expr("", path, None).where
 
 
+def _short(text: str, limit: int = 32) -> str:
+    """An expression cut short for a docstring line (the full text is in the comments)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _constant(v) -> tuple[bool, object]:
     """``(True, value)`` when a value template is known at build time (a literal)."""
     if isinstance(v, ir.Literal):
@@ -122,7 +128,7 @@ class MappingGenerator:
         for lv in self.spec.levels:
             self._level(lv)
         self._events()
-        return "\n\n".join(self.functions)
+        return "\n\n\n".join(self.functions)
 
     def _map_source(self) -> None:
         w = Writer()
@@ -234,10 +240,10 @@ class MappingGenerator:
         w.line(f"def level_{name}(st, emit, cur, scope, parent, loc, srcloc):")
         w.level += 1
         self.x.known_dicts.clear()
-        what = f"{name} per element of `{lv.scope.loops[0].each.text}`" if lv.scope.loops else f"one {name}"
+        what = f"{name} per element of `{_short(lv.scope.loops[0].each.text)}`" if lv.scope.loops else f"one {name}"
         if not lv.declared:
             what += " (not in the spec: defaults)"
-        w.line(f'"""records.{name}: {docstring_text(what)}."""')
+        w.docstring(f"records.{name}: {docstring_text(what)}.")
         w.line("s = dict(scope)")
         el, loc, depth = self._open_loops(w, lv.scope, name, "cur")
         self._scope_body(w, lv.scope, name, el, looped=depth > 0)
@@ -424,8 +430,8 @@ class MappingGenerator:
         w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
         w.level += 1
         self.x.known_dicts.clear()
-        what = f"one event per element of `{ev.scope.loops[0].each.text}`" if ev.scope.loops else "one event"
-        w.line(f'"""records.events: {docstring_text(what)}, mapped by the first matching rule."""')
+        what = f"one event per element of `{_short(ev.scope.loops[0].each.text)}`" if ev.scope.loops else "one event"
+        w.docstring(f"records.events: {docstring_text(what)}, mapped by the first matching rule.")
         w.line('tid = traj["id"]')
         w.comment("this trajectory's sequence (and previous event) so far; stored back at the end")
         w.line("seq = st.seq.get(tid, 0)")
@@ -498,7 +504,12 @@ class MappingGenerator:
         default_id = f'"evt@" + {location}' + (f" + {literal(suffix)}" if suffix else "")
         if t.id is not None:
             w.line(f"eid = coerce_id(st, {self.x.value(t.id, el, 's')}, {literal(where + '.id')})")
-            w.line(f"eid = st.native_event_id(eid, {literal(where + '.id')}) if eid is not None else {default_id}")
+            w.line("if eid is None:")
+            with w.indent():
+                w.line(f"eid = {default_id}")
+            w.line("else:")
+            with w.indent():
+                w.line(f"eid = st.native_event_id(eid, {literal(where + '.id')})")
             idsrc = "eid"
         else:
             idsrc = default_id

@@ -89,10 +89,10 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
             arg = "when"
         else:
             arg = "None"
-        w.line("return probe_source(")
-        with w.indent():
-            w.line(f"path, CONTAINER, limit, PROBE_LINES, REQUIRED, {arg}, PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT")
-        w.line(")")
+        w.line(
+            f"return probe_source(path, CONTAINER, limit, PROBE_LINES, REQUIRED, {arg}, "
+            "PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT)"
+        )
     return w.text()
 
 
@@ -169,23 +169,49 @@ def module_source(
         if name in sys.stdlib_module_names:
             imports.add(f"import {name}")
     import_lines = sorted(imports, key=lambda s: (s.startswith("from "), s))
-    doc = '"""' + docstring.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip() + '\n"""'
-    sections = [
+    # wrap first, then escape: a break between a backslash and what it escapes would be a line
+    # continuation, and could end the docstring early
+    doc = '"""' + _fit(docstring.strip()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""'
+    head = [
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
         "\n".join(import_lines) + "\n",
         prelude.strip() + "\n" if prelude.strip() else "",
         program.constants,
-        "# --- runtime (copied from mapc's runtime library) ---\n\n" + runtime_src,
-        "# --- compiled expressions ---\n\n" + program.expressions if program.expressions.strip() else "",
-        "# --- mapping ---\n\n" + program.mapping,
+    ]
+    # top-level definitions are two blank lines apart, as black writes them
+    definitions = [
+        "# --- runtime (copied from mapc's runtime library) ---\n" + runtime_src,
+        "# --- compiled expressions ---\n" + program.expressions if program.expressions.strip() else "",
+        "# --- mapping ---\n" + program.mapping,
         program.probe if with_probe else "",
-        "# --- evaluation ---\n\n" + program.evaluation if with_evaluation and program.evaluation.strip() else "",
+        "# --- evaluation ---\n" + program.evaluation if with_evaluation and program.evaluation.strip() else "",
         entry.strip() + "\n",
     ]
-    text = "\n\n".join(s.strip("\n") for s in sections if s.strip()) + "\n"
+    text = (
+        "\n\n".join(s.strip("\n") for s in head if s.strip())
+        + "\n\n\n"
+        + "\n\n\n".join(s.strip("\n") for s in definitions if s.strip())
+        + "\n"
+    )
     compile(text, "<generated>", "exec")  # a generated module must at least compile
     return text
+
+
+def _fit(text: str, width: int = 96) -> str:
+    """Re-wrap the lines of a docstring that are longer than the width (the first line
+    leaves room for the opening quotes); shorter lines and indentation are kept."""
+    import textwrap
+
+    out = []
+    for n, line in enumerate(text.splitlines()):
+        limit = width - 3 if n == 0 else width
+        if len(line) <= limit:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line, limit, subsequent_indent=indent)
+    return "\n".join(out)
 
 
 def load_module(source: str, name: str = "mapc_generated") -> dict:

@@ -14,6 +14,8 @@ import re
 import unicodedata
 from typing import Any
 
+from mapc.codegen.wrap import wrap_line
+
 _UNSAFE_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"}
 
 
@@ -77,10 +79,29 @@ class Writer:
         self.level = indent
 
     def line(self, text: str = "") -> None:
-        self.lines.append(("    " * self.level + text) if text else "")
+        """Add a line at the current indentation; a long statement is wrapped (see wrap.py)."""
+        if not text:
+            self.lines.append("")
+            return
+        self.lines.extend(wrap_line("    " * self.level + text))
+
+    def docstring(self, text: str) -> None:
+        """A docstring (text already made safe with ``docstring_text``), wrapped to the width."""
+        import textwrap
+
+        width = max(40, 99 - 4 * self.level)
+        lines = textwrap.wrap(text, width - 6) or [""]
+        if len(lines) == 1:
+            self.line(f'"""{lines[0]}"""')
+            return
+        self.line(f'"""{lines[0]}')
+        for ln in lines[1:-1]:
+            self.line(ln)
+        self.line(f'{lines[-1]}"""')
 
     def comment(self, text: str) -> None:
-        self.line("# " + comment_text(text))
+        """A one-line comment, cut to fit the line width at the current indentation."""
+        self.line("# " + comment_text(text, max(30, 99 - 4 * self.level - 2)))
 
     def indent(self) -> "_Indent":
         return _Indent(self)

@@ -30,9 +30,7 @@ _CORE = ("jmespath_rt", "mapping_rt", "eval_rt")
 #: Runtime modules in the order their units are emitted: the core ones, then
 #: every other ``*_rt.py`` (one per target) in name order, so a new target adds
 #: its runtime file without editing this list.
-MODULES = _CORE + tuple(
-    sorted(p.stem for p in _HERE.glob("*_rt.py") if p.stem not in _CORE)
-)
+MODULES = _CORE + tuple(sorted(p.stem for p in _HERE.glob("*_rt.py") if p.stem not in _CORE))
 
 
 @dataclass(frozen=True)
@@ -87,8 +85,10 @@ def _load() -> tuple[dict[str, Unit], dict[str, str]]:
                 continue
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 name = node.name
-            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
-                node.targets[0], ast.Name
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
             ):
                 name = node.targets[0].id
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -156,7 +156,7 @@ def imports_for(names) -> list[str]:
 def extract(names) -> str:
     """Source of the closure of ``names`` (no imports), ready to paste into a module."""
     units, _ = _load()
-    return "\n\n".join(units[n].source for n in closure(names))
+    return "\n\n\n".join(units[n].source for n in closure(names))
 
 
 def namespace(names=None) -> dict:

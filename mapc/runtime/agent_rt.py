@@ -79,8 +79,13 @@ def run_command(argv, *, cwd, timeout, env_extra=None):
                 start_new_session=True,
             )
         except OSError as exc:
-            return {"status": "not_found", "returncode": None, "stdout": "", "stderr": "",
-                    "message": f"cannot start {argv[0]!r}: {exc.strerror or exc}"}
+            return {
+                "status": "not_found",
+                "returncode": None,
+                "stdout": "",
+                "stderr": "",
+                "message": f"cannot start {argv[0]!r}: {exc.strerror or exc}",
+            }
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -89,10 +94,20 @@ def run_command(argv, *, cwd, timeout, env_extra=None):
             except OSError:
                 pass
             proc.wait()
-            return {"status": "timeout", "returncode": None, "stdout": _tail(out), "stderr": _tail(err),
-                    "message": f"the agent did not finish within {timeout:g} s and was stopped"}
-        result = {"status": "ok" if code == 0 else "failed", "returncode": code,
-                  "stdout": _tail(out), "stderr": _tail(err), "message": ""}
+            return {
+                "status": "timeout",
+                "returncode": None,
+                "stdout": _tail(out),
+                "stderr": _tail(err),
+                "message": f"the agent did not finish within {timeout:g} s and was stopped",
+            }
+        result = {
+            "status": "ok" if code == 0 else "failed",
+            "returncode": code,
+            "stdout": _tail(out),
+            "stderr": _tail(err),
+            "message": "",
+        }
         if code != 0:
             last = [ln for ln in result["stderr"].splitlines() if ln.strip()]
             detail = f": {last[-1].strip()[:300]}" if last else ""

@@ -39,7 +39,8 @@ CAPEVOLVE_COMBINE_TEXT = {
 
 
 def capevolve_data_dir(module_file, env_name):
-    """The folder holding tasks.jsonl and traces/: next to adapter.py unless ``env_name`` is set."""
+    """The folder holding tasks.jsonl and traces/: next to adapter.py unless
+    ``env_name`` is set."""
     override = os.environ.get(env_name)
     if override:
         return os.path.abspath(override)
@@ -148,7 +149,11 @@ def capevolve_pick(entries, records, task_id, seed):
     if len(entries) == 1:
         return entries[0], None
     case_of = {r["id"]: r.get("case_id") for r in records if r.get("record_type") == "group"}
-    mine = [e for e in entries if task_id in (e["record"]["id"], case_of.get(e["record"].get("group_id")))]
+    mine = [
+        e
+        for e in entries
+        if task_id in (e["record"]["id"], case_of.get(e["record"].get("group_id")))
+    ]
     if not mine:
         return None, (
             f"the trace holds {len(entries)} trajectories and none has the task id {task_id!r} "
@@ -206,7 +211,8 @@ def capevolve_tool_calls(events, sem):
 
 
 def capevolve_number(fn, scope, variables, key, notes):
-    """One usage value (``usage.cost_usd`` or ``usage.tokens``): a finite number >= 0, else None."""
+    """One usage value (``usage.cost_usd`` or ``usage.tokens``): a finite number
+    >= 0, else None."""
     try:
         value = fn(scope, variables)
     except Exception as exc:  # an expression type error on unexpected data
@@ -214,8 +220,15 @@ def capevolve_number(fn, scope, variables, key, notes):
         return None
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        notes.append(f"usage.{key} gave {json_type(value)} {str(value)[:80]!r}; expected a number >= 0")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        notes.append(
+            f"usage.{key} gave {json_type(value)} {str(value)[:80]!r}; expected a number >= 0"
+        )
         return None
     return value
 
@@ -243,7 +256,8 @@ def capevolve_trace(entry, fmt):
 
 
 def capevolve_run(task_id, row, ctx, seed, program):
-    """``run_target``'s work: run (or replay) the agent, map its trace, build ``Rollout`` arguments.
+    """``run_target``'s work: run (or replay) the agent, map its trace, build
+    ``Rollout`` arguments.
 
     ``program`` holds the generated module's pieces: ``agent`` (AGENT),
     ``data_dir``, ``project_root``, ``map_source``, ``usage`` (USAGE),
@@ -253,7 +267,9 @@ def capevolve_run(task_id, row, ctx, seed, program):
     """
     if row is None:
         return capevolve_error_rollout(
-            task_id, f"unknown task {task_id!r}: it is not among this adapter's {program['catalog_size']} tasks"
+            task_id,
+            f"unknown task {task_id!r}: it is not among this adapter's "
+            f"{program['catalog_size']} tasks",
         )
     if isinstance(seed, bool) or not isinstance(seed, int):
         return capevolve_error_rollout(task_id, f"seed must be an integer, got {seed!r}")
@@ -261,7 +277,9 @@ def capevolve_run(task_id, row, ctx, seed, program):
     replay = bool(agent.get("replay"))
     root = program["data_dir"] if replay else program["project_root"]
     try:
-        trace, reason = run_agent(agent, row, project_root=root, seed=seed, candidate=capevolve_candidate(ctx))
+        trace, reason = run_agent(
+            agent, row, project_root=root, seed=seed, candidate=capevolve_candidate(ctx)
+        )
     except (OSError, ValueError) as exc:  # e.g. the trace folder cannot be created
         trace, reason = None, f"cannot run the agent: {exc}"
     if reason:
@@ -277,9 +295,15 @@ def capevolve_run(task_id, row, ctx, seed, program):
         return capevolve_error_rollout(task_id, f"{rel}: {problem}")
     task = capevolve_task_scope(row, task_id, row.get("input"), row.get("target"))
     scope = evaluation_scope(entry, st, task)
-    cost, tokens, notes = capevolve_usage(program["usage"], scope, {"task": task, "tables": program["tables"]})
-    metadata = {"trace": rel, "trajectory_id": entry["record"]["id"], "seed": seed,
-                "mode": "replay" if replay else "command"}
+    cost, tokens, notes = capevolve_usage(
+        program["usage"], scope, {"task": task, "tables": program["tables"]}
+    )
+    metadata = {
+        "trace": rel,
+        "trajectory_id": entry["record"]["id"],
+        "seed": seed,
+        "mode": "replay" if replay else "command",
+    }
     if st.warnings:
         metadata["mapping_warnings"] = st.warnings
         metadata["warning_messages"] = list(st.messages)
@@ -310,12 +334,18 @@ def capevolve_scope(output, trace, task):
     with its output and no signals or events.
     """
     doc = trace if capevolve_has_trace(trace) else {}
-    signals = [s for s in doc.get("signals") or () if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    signals = [
+        s
+        for s in doc.get("signals") or ()
+        if isinstance(s, dict) and isinstance(s.get("name"), str)
+    ]
     events = [e for e in doc.get("events") or () if isinstance(e, dict)]
     traj = doc.get("trajectory") if isinstance(doc.get("trajectory"), dict) else None
     return {
         "signals": {s["name"]: s.get("value") for s in signals},
-        "signal_list": [{"name": s["name"], "value": s.get("value"), "unit": s.get("unit")} for s in signals],
+        "signal_list": [
+            {"name": s["name"], "value": s.get("value"), "unit": s.get("unit")} for s in signals
+        ],
         "output": output,
         "events": events,
         "trajectory": traj,
@@ -325,7 +355,8 @@ def capevolve_scope(output, trace, task):
 
 
 def capevolve_oriented(evaluations, errors, table):
-    """Evaluations turned so that higher is better; an evaluator that failed counts as its worst."""
+    """Evaluations turned so that higher is better; an evaluator that failed
+    counts as its worst."""
     by_id = {e["evaluator_id"]: e for e in evaluations}
     failed = {e["evaluator_id"] for e in errors}
     out = []
@@ -339,7 +370,9 @@ def capevolve_oriented(evaluations, errors, table):
             score = low
         else:
             continue
-        out.append({"evaluator_id": meta["id"], "score": score, "min_score": low, "max_score": high})
+        out.append(
+            {"evaluator_id": meta["id"], "score": score, "min_score": low, "max_score": high}
+        )
     return out
 
 
@@ -361,7 +394,11 @@ def capevolve_metrics(reward, evaluations, table, usage_values):
     used = {"reward"}
 
     def add(name, value, direction, suffix):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             return
         while name in used:
             name += suffix
@@ -381,8 +418,10 @@ def capevolve_metrics(reward, evaluations, table, usage_values):
 
 def capevolve_default_feedback(evaluation, meta):
     """True when an evaluation's feedback is score_evaluators' fallback (the spec gave none)."""
-    fallback = (f"{meta['description']}: {template_text(evaluation['score'])} "
-                f"(range {template_text(meta['min'])} to {template_text(meta['max'])})")
+    fallback = (
+        f"{meta['description']}: {template_text(evaluation['score'])} "
+        f"(range {template_text(meta['min'])} to {template_text(meta['max'])})"
+    )
     return evaluation["feedback"] == fallback
 
 
@@ -398,11 +437,17 @@ def capevolve_feedback(reward, evaluations, errors, table, how, has_trace, targe
     scored = [m for m in table if m["id"] in {e["evaluator_id"] for e in evaluations + errors}]
     primary = next((m["id"] for m in table if m["primary"]), "")
     how_text = CAPEVOLVE_COMBINE_TEXT.get(how, how).format(n=len(scored), primary=primary)
-    inverted = " (lower-is-better scores inverted)" if any(m["direction"] == "lower" for m in scored) else ""
+    inverted = (
+        " (lower-is-better scores inverted)"
+        if any(m["direction"] == "lower" for m in scored)
+        else ""
+    )
     lines = [f"Reward {reward:.2f}: {how_text}, each scaled to 0-1 by its range{inverted}."]
     if not has_trace:
-        lines.append("This rollout has no trace, only its output: evaluators that read the trace's "
-                     "signals or events had nothing to read.")
+        lines.append(
+            "This rollout has no trace, only its output: evaluators that read the trace's "
+            "signals or events had nothing to read."
+        )
     by_id = {e["evaluator_id"]: e for e in evaluations}
     why = {e["evaluator_id"]: e["message"] for e in errors}
     for meta in table:
@@ -414,7 +459,8 @@ def capevolve_feedback(reward, evaluations, errors, table, how, has_trace, targe
             if not capevolve_default_feedback(e, meta):
                 text += " " + capevolve_scrub_gold(" ".join(e["feedback"].split()), target)
         elif meta["id"] in why:
-            text = f"not scored ({capevolve_scrub_gold(why[meta['id']], target)}); counted as its worst score."
+            reason = capevolve_scrub_gold(why[meta["id"]], target)
+            text = f"not scored ({reason}); counted as its worst score."
         else:
             continue
         lines.append(head + text)
@@ -439,7 +485,15 @@ def capevolve_gold_forms(target):
         if isinstance(value, (int, float)):
             if not math.isfinite(value):
                 return
-            forms.update((str(value), json.dumps(value), template_text(value), str(float(value)), f"{value:.2f}"))
+            forms.update(
+                (
+                    str(value),
+                    json.dumps(value),
+                    template_text(value),
+                    str(float(value)),
+                    f"{value:.2f}",
+                )
+            )
             if float(value).is_integer():
                 forms.add(str(int(value)))
             return
@@ -459,15 +513,20 @@ def capevolve_gold_forms(target):
 
     walk(target, True)
     if isinstance(target, (dict, list)):
-        for text in (json.dumps(target, ensure_ascii=False), json.dumps(target, ensure_ascii=False, sort_keys=True),
-                     json.dumps(target, ensure_ascii=False, separators=(",", ":")), template_text(target)):
+        for text in (
+            json.dumps(target, ensure_ascii=False),
+            json.dumps(target, ensure_ascii=False, sort_keys=True),
+            json.dumps(target, ensure_ascii=False, separators=(",", ":")),
+            template_text(target),
+        ):
             forms.add(" ".join(text.split()))
     forms.discard("")
     return sorted(forms, key=lambda f: (-len(f), f))[:CAPEVOLVE_MAX_GOLD_FORMS]
 
 
 def capevolve_gold_pattern(form):
-    """A case-insensitive pattern for ``form`` as a whole token (not inside a longer word or number)."""
+    """A case-insensitive pattern for ``form`` as a whole token (not inside a
+    longer word or number)."""
     body = r"\s+".join(re.escape(part) for part in form.split())
     left = right = ""
     if re.match(r"\w", form[0]):
@@ -490,13 +549,16 @@ def capevolve_scrub_gold(text, target):
 
 
 def capevolve_errored_score(task_id, error, target):
-    """``Score(...)`` arguments for a rollout that failed for an infrastructure reason: reward 0."""
+    """``Score(...)`` arguments for a rollout that failed for an infrastructure
+    reason: reward 0."""
     reason = capevolve_scrub_gold(" ".join(str(error).split()), target)
     return {
         "task_id": task_id,
         "reward": 0.0,
-        "feedback": ("Not scored (reward 0): the run failed for an infrastructure reason, "
-                     f"not because of the answer: {reason}"),
+        "feedback": (
+            "Not scored (reward 0): the run failed for an infrastructure reason, "
+            f"not because of the answer: {reason}"
+        ),
         "metrics": [{"name": "reward", "value": 0.0, "primary": True, "direction": "higher"}],
         "raw": {"infrastructure_error": reason},
     }
@@ -516,11 +578,16 @@ def capevolve_score(task_id, rollout, task, program):
     has_trace = capevolve_has_trace(rollout.get("trace"))
     scope = capevolve_scope(rollout.get("output"), rollout.get("trace"), task)
     table = program["evaluators"]
-    evaluations, errors = score_evaluators(program["functions"], table, scope,
-                                           {"task": task, "tables": program["tables"]})
+    evaluations, errors = score_evaluators(
+        program["functions"], table, scope, {"task": task, "tables": program["tables"]}
+    )
     reward = capevolve_reward(evaluations, errors, table, program["combine"])
-    usage_values = [(key, rollout.get(key)) for key in ("cost_usd", "tokens") if key in program["usage"]]
-    feedback = capevolve_feedback(reward, evaluations, errors, table, program["combine"], has_trace, target)
+    usage_values = [
+        (key, rollout.get(key)) for key in ("cost_usd", "tokens") if key in program["usage"]
+    ]
+    feedback = capevolve_feedback(
+        reward, evaluations, errors, table, program["combine"], has_trace, target
+    )
     return {
         "task_id": task_id,
         "reward": reward,
@@ -534,7 +601,8 @@ def capevolve_score(task_id, rollout, task, program):
 
 
 def capevolve_scoring_failure(task_id, exc, target):
-    """``Score(...)`` arguments when scoring itself failed: reward 0 with the reason (never raise)."""
+    """``Score(...)`` arguments when scoring itself failed: reward 0 with the
+    reason (never raise)."""
     reason = capevolve_scrub_gold(capevolve_failure_text(exc), target)
     return {
         "task_id": task_id,

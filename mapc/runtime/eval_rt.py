@@ -52,7 +52,9 @@ AGENT_ROLES = ("assistant", "agent", "ai", "model")
 
 
 def is_agent_turn(sem):
-    return sem.get("kind") == "generation" or (sem.get("kind") == "message" and sem.get("role") in AGENT_ROLES)
+    return sem.get("kind") == "generation" or (
+        sem.get("kind") == "message" and sem.get("role") in AGENT_ROLES
+    )
 
 
 def default_final_output(events, sem):
@@ -77,7 +79,10 @@ def evaluation_scope(entry, st, task):
         output = default_final_output(entry["events"], st.sem)
     return {
         "signals": signals,
-        "signal_list": [{"name": s["name"], "value": s["value"], "unit": s.get("unit")} for s in entry["signals"]],
+        "signal_list": [
+            {"name": s["name"], "value": s["value"], "unit": s.get("unit")}
+            for s in entry["signals"]
+        ],
         "output": output,
         "events": entry["events"],
         "trajectory": rec,
@@ -115,21 +120,41 @@ def score_evaluators(functions, table, scope, variables):
         try:
             score, feedback = fn(scope, variables)
         except Exception as exc:  # an expression type error on unexpected data
-            errors.append({"evaluator_id": meta["id"], "message": f"evaluation failed: {exc}"[:500]})
+            errors.append(
+                {"evaluator_id": meta["id"], "message": f"evaluation failed: {exc}"[:500]}
+            )
             continue
         if isinstance(score, bool):
             score = high if score else low
         if score is None:
-            errors.append({"evaluator_id": meta["id"], "message": "score expression gave null (is the data it reads missing?)"})
+            errors.append(
+                {
+                    "evaluator_id": meta["id"],
+                    "message": "score expression gave null (is the data it reads missing?)",
+                }
+            )
             continue
         if not isinstance(score, (int, float)) or not math.isfinite(score):
-            errors.append({"evaluator_id": meta["id"], "message": f"score must be a finite number, got {score!r}"[:500]})
+            errors.append(
+                {
+                    "evaluator_id": meta["id"],
+                    "message": f"score must be a finite number, got {score!r}"[:500],
+                }
+            )
             continue
         if not low <= score <= high:
-            errors.append({"evaluator_id": meta["id"], "message": f"score {score} is outside [{low}, {high}]"})
+            errors.append(
+                {
+                    "evaluator_id": meta["id"],
+                    "message": f"score {score} is outside [{low}, {high}]",
+                }
+            )
             continue
         if not feedback or not str(feedback).strip():
-            feedback = f"{meta['description']}: {template_text(score)} (range {template_text(low)} to {template_text(high)})"
+            feedback = (
+                f"{meta['description']}: {template_text(score)} "
+                f"(range {template_text(low)} to {template_text(high)})"
+            )
         evaluations.append(
             {
                 "evaluator_id": meta["id"],
@@ -195,5 +220,7 @@ def evaluate_trace(map_source, src, task, functions, table, tables):
     if entry is None:
         raise MappingError("the trace holds no trajectory")
     scope = evaluation_scope(entry, st, task)
-    evaluations, errors = score_evaluators(functions, table, scope, {"task": task, "tables": tables})
+    evaluations, errors = score_evaluators(
+        functions, table, scope, {"task": task, "tables": tables}
+    )
     return records, st, entry, scope, evaluations, errors

@@ -368,7 +368,9 @@ def _jp_to_number(value):
 def _jp_to_string(value):
     if isinstance(value, str):
         return value
-    if type(value) is int:  # ids are often numbers: the digits json.dumps writes, without an encoder
+    if (
+        type(value) is int
+    ):  # ids are often numbers: the digits json.dumps writes, without an encoder
         return str(value)
     return json.dumps(value, separators=(",", ":"), default=str)
 

@@ -15,9 +15,7 @@ import sys
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
 MAX_SIBLING_BYTES = 64 << 20
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 STATUSES = ("running", "completed", "failed", "cancelled")
 
 
@@ -71,7 +69,9 @@ class MapState:
         while bounded_id(f"{rid}~{n}") in self.levels:
             n += 1
         new = bounded_id(f"{rid}~{n}")
-        self.warn(f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}")
+        self.warn(
+            f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}"
+        )
         rec["id"] = new
         self.levels[new] = (kind, parent_id)
         return True
@@ -139,7 +139,7 @@ def child_id(prefix, parent_id):
     """
     for p in _DERIVED_PREFIXES:
         if parent_id.startswith(p):
-            return bounded_id(prefix + "@" + parent_id[len(p):])
+            return bounded_id(prefix + "@" + parent_id[len(p) :])
     return bounded_id(prefix + "@" + parent_id)
 
 
@@ -208,7 +208,9 @@ def coerce_time(st, value, where):
                 parsed = parsed.replace(tzinfo=datetime.timezone.utc)
             text = parsed.isoformat()
             return text[:-6] + "Z" if text.endswith("+00:00") else text
-    st.warn(where, f"not an RFC 3339 date-time ({json_type(value)}); omitted (convert with iso8601())")
+    st.warn(
+        where, f"not an RFC 3339 date-time ({json_type(value)}); omitted (convert with iso8601())"
+    )
     return None
 
 
@@ -222,18 +224,24 @@ def coerce_object(st, value, where):
 def coerce_status(st, value, where):
     if value is None or value in STATUSES:
         return value
-    st.warn(where, f"status {value!r} is not one of running, completed, failed, cancelled; omitted")
+    st.warn(
+        where, f"status {value!r} is not one of running, completed, failed, cancelled; omitted"
+    )
     return None
 
 
 def coerce_scalar(st, value, where):
     """A signal value: number, string or boolean; null skips it silently."""
-    if isinstance(value, float) and not math.isfinite(value):  # 1e999 in the source reads as infinity
+    if isinstance(value, float) and not math.isfinite(
+        value
+    ):  # 1e999 in the source reads as infinity
         st.warn(where, "signal value is not a finite number; skipped")
         return None
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    st.warn(where, f"signal value must be a number, string or boolean, got {json_type(value)}; skipped")
+    st.warn(
+        where, f"signal value must be a number, string or boolean, got {json_type(value)}; skipped"
+    )
     return None
 
 
@@ -320,7 +328,9 @@ class SourceFile:
         """Parse the whole file as one JSON document."""
         size = os.path.getsize(self.path)
         if size > self.max_bytes:
-            raise MappingError(f"source is {size} bytes; this adapter reads at most {self.max_bytes}")
+            raise MappingError(
+                f"source is {size} bytes; this adapter reads at most {self.max_bytes}"
+            )
         with open(self.path, "rb") as fh:
             data = fh.read(self.max_bytes + 1)
         if not data.strip():
@@ -382,7 +392,9 @@ class SourceFile:
                         st.warn("source", f"line {number}: not valid JSON; skipped")
                         continue
                     if body.startswith(b"\xef\xbb\xbf"):  # what json.loads says of a BOM
-                        exc = json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", "", 0)
+                        exc = json.JSONDecodeError(
+                            "Unexpected UTF-8 BOM (decode using utf-8-sig)", "", 0
+                        )
                     raise json_error(exc, f"line {number}: ") from None
                 seen_data = True
                 yield number, value, {
@@ -434,7 +446,9 @@ def loads(st, text, where):
 def json_error(exc, where):
     """The MappingError for JSON that could not be decoded (``where`` prefixes the message)."""
     if isinstance(exc, json.JSONDecodeError):
-        return MappingError(f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        return MappingError(
+            f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        )
     if isinstance(exc, RecursionError):
         return MappingError(f"{where}JSON nested too deeply")
     return MappingError(f"{where}unreadable JSON value: {exc}")
@@ -604,14 +618,26 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
             try:
                 values.append(json.loads(line))
             except (ValueError, RecursionError):
-                return {"supported": False, "confidence": 0.0, "reason": f"line {number} is not JSON"}
+                return {
+                    "supported": False,
+                    "confidence": 0.0,
+                    "reason": f"line {number} is not JSON",
+                }
         if not values and tail.strip():
             try:  # the only line, possibly cut: judge what it holds so far
                 values.append(parse_prefix(tail)[0])
             except (ValueError, RecursionError):
-                return {"supported": False, "confidence": 0.0, "reason": f"line {len(lines) + 1} is not JSON"}
+                return {
+                    "supported": False,
+                    "confidence": 0.0,
+                    "reason": f"line {len(lines) + 1} is not JSON",
+                }
         if not values:
-            return {"supported": False, "confidence": 0.0, "reason": "no complete JSON line in the probed prefix"}
+            return {
+                "supported": False,
+                "confidence": 0.0,
+                "reason": "no complete JSON line in the probed prefix",
+            }
     else:
         try:
             value, _ = parse_prefix(text)
@@ -628,10 +654,19 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
             except (TypeError, ValueError):
                 ok = False
             if not ok:
-                return {"supported": False, "confidence": 0.0, "reason": "probe condition does not hold"}
+                return {
+                    "supported": False,
+                    "confidence": 0.0,
+                    "reason": "probe condition does not hold",
+                }
     what = ", ".join(require_text) if require_text else "the probe condition"
     unit = f"{len(values)} line(s)" if container == "jsonl" else "the document"
-    return {"supported": True, "confidence": confidence, "format": fmt, "reason": f"{unit}: found {what}"}
+    return {
+        "supported": True,
+        "confidence": confidence,
+        "format": fmt,
+        "reason": f"{unit}: found {what}",
+    }
 
 
 def warn_stderr(st):
@@ -656,7 +691,9 @@ def compact_encoder():
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
         return standard.encode
-    c_encode = make(None, standard.default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    c_encode = make(
+        None, standard.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
     join = "".join
 
     def encode(value):
@@ -686,7 +723,9 @@ def write_canonical(map_source, src, out, st=None):
     """
     st = st if st is not None else MapState()
     encode = compact_encoder()
-    ascii_encode = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+    ascii_encode = json.JSONEncoder(
+        ensure_ascii=True, separators=(",", ":"), allow_nan=False
+    ).encode
     lines = []
     written = 0
 
@@ -733,8 +772,13 @@ def one_line(exc):
     if isinstance(exc, ValueError) and "JSON compliant" in str(exc):
         return "the source holds a number too large for JSON output"
     text = " ".join(str(exc).split())
-    if type(exc).__name__ in ("ExpressionTypeError", "ExpressionValueError"):  # JMESPath's own errors
-        return f"a spec expression{expression_in(exc)} cannot be evaluated on this source: {text}"[:500]
+    if type(exc).__name__ in (
+        "ExpressionTypeError",
+        "ExpressionValueError",
+    ):  # JMESPath's own errors
+        return f"a spec expression{expression_in(exc)} cannot be evaluated on this source: {text}"[
+            :500
+        ]
     return f"internal error ({type(exc).__name__}): {text}"[:500]
 
 

@@ -71,7 +71,11 @@ def atif_call_id(value):
 def atif_tool_call(call, fallback_id):
     """One ATIF tool call from a spec's ``{id, name, arguments}`` (OpenAI shapes accepted)."""
     if not isinstance(call, dict):
-        return {"tool_call_id": fallback_id, "function_name": "", "arguments": atif_arguments(call)}
+        return {
+            "tool_call_id": fallback_id,
+            "function_name": "",
+            "arguments": atif_arguments(call),
+        }
     function = call.get("function") if isinstance(call.get("function"), dict) else {}
     name = call.get("name", call.get("function_name", function.get("name")))
     arguments = call.get("arguments", function.get("arguments"))
@@ -84,7 +88,8 @@ def atif_tool_call(call, fallback_id):
 
 
 def atif_step_kind(info):
-    """Which ATIF step an event becomes: system, user, agent, tool_call, tool_result or None (skipped)."""
+    """Which ATIF step an event becomes: system, user, agent, tool_call,
+    tool_result or None (skipped)."""
     kind = info.get("kind")
     role = info.get("role")
     role = role.lower() if isinstance(role, str) else None
@@ -125,7 +130,11 @@ def atif_agent_step(info, calls_seen):
     calls = info.get("tool_calls")
     calls = calls if isinstance(calls, list) else ([calls] if isinstance(calls, dict) else [])
     if info.get("tool_name") is not None:
-        single = {"id": info.get("tool_call_id"), "name": info["tool_name"], "arguments": info.get("arguments")}
+        single = {
+            "id": info.get("tool_call_id"),
+            "name": info["tool_name"],
+            "arguments": info.get("arguments"),
+        }
         calls = calls + [single]
     for call in calls:
         atif_add_call(step, call, calls_seen)
@@ -221,8 +230,17 @@ def atif_stamp(step, ev):
     step["extra"] = {"event_id": ev["id"]}
 
 
-ATIF_STEP_ORDER = ("step_id", "timestamp", "source", "model_name", "message", "reasoning_content",
-                   "tool_calls", "observation", "extra")
+ATIF_STEP_ORDER = (
+    "step_id",
+    "timestamp",
+    "source",
+    "model_name",
+    "message",
+    "reasoning_content",
+    "tool_calls",
+    "observation",
+    "extra",
+)
 
 
 def atif_ordered(step):
@@ -252,7 +270,8 @@ def relai_failure(task_id, kind, message, result=None):
 
 
 def relai_evaluation(evaluation):
-    """An evaluation as RELAI reads it: range fields only when not the 0-1 default (like the catalog)."""
+    """An evaluation as RELAI reads it: range fields only when not the 0-1
+    default (like the catalog)."""
     out = {"evaluator_id": evaluation["evaluator_id"], "score": evaluation["score"]}
     low, high = evaluation["min_score"], evaluation["max_score"]
     if (low, high) != (0, 1):
@@ -285,8 +304,11 @@ def relai_task_mismatch(records, entry, task_id, shared):
     groups = {r["id"]: r.get("case_id") for r in records if r.get("record_type") == "group"}
     if task_id in (rec["id"], groups.get(rec.get("group_id"))):
         return None
-    return (f"the trace holds {len(trajectories)} trajectory(ies) and none has the task id {task_id!r} "
-            "as its case or trajectory id (map records.case.id to the task id)")
+    return (
+        f"the trace holds {len(trajectories)} trajectory(ies) "
+        f"and none has the task id {task_id!r} "
+        "as its case or trajectory id (map records.case.id to the task id)"
+    )
 
 
 def relai_missing_requirements(requirements, environ, project_root):
@@ -300,9 +322,13 @@ def relai_missing_requirements(requirements, environ, project_root):
         if not item["required"]:
             continue
         if not value:
-            problems.append(f"environment variable {item['path_env']} must name a file ({item['reason']})")
+            problems.append(
+                f"environment variable {item['path_env']} must name a file ({item['reason']})"
+            )
         elif not os.path.isfile(os.path.join(project_root, value)):
-            problems.append(f"the file named by {item['path_env']} does not exist ({item['reason']})")
+            problems.append(
+                f"the file named by {item['path_env']} does not exist ({item['reason']})"
+            )
     return problems
 
 
@@ -312,8 +338,11 @@ def relai_run_task(task_id, program, environ, log):
     tasks = load_tasks(program["tasks_file"])
     task = next((t for t in tasks if t["id"] == task_id), None)
     if task is None:
-        return relai_failure(task_id, "unknown_task",
-                             f"task {task_id!r} is not in this adapter's catalog ({len(tasks)} tasks)")
+        return relai_failure(
+            task_id,
+            "unknown_task",
+            f"task {task_id!r} is not in this adapter's catalog ({len(tasks)} tasks)",
+        )
     missing = relai_missing_requirements(program["requirements"], environ, root)
     if missing:
         return relai_failure(task_id, "requirements", "; ".join(missing))
@@ -327,7 +356,12 @@ def relai_run_task(task_id, program, environ, log):
     try:
         src = SourceFile(trace, root, program["max_bytes"], program["max_line_bytes"])
         records, st, entry, scope, evaluations, errors = evaluate_trace(
-            program["map_source"], src, task, program["functions"], program["evaluators"], program["tables"]
+            program["map_source"],
+            src,
+            task,
+            program["functions"],
+            program["evaluators"],
+            program["tables"],
         )
     except Exception as exc:  # the trace does not fit the spec: a failed task, not a crash
         return relai_failure(task_id, "mapping", f"cannot map the trace {rel}: {one_line(exc)}")
@@ -347,7 +381,9 @@ def relai_run_task(task_id, program, environ, log):
     )
     if errors:
         names = ", ".join(e["evaluator_id"] for e in errors)
-        relai_failure(task_id, "evaluation", f"{len(errors)} evaluator(s) could not score: {names}", result)
+        relai_failure(
+            task_id, "evaluation", f"{len(errors)} evaluator(s) could not score: {names}", result
+        )
         result["evaluation_errors"] = errors
     return result
 
@@ -470,7 +506,9 @@ def relai_main(argv, program):
     try:
         relai_write_result(output, relai_redact(result, secrets, marker))
     except (OSError, ValueError) as exc:
-        message = relai_redact(f"error: cannot write the result to {output}: {exc}", secrets, marker)
+        message = relai_redact(
+            f"error: cannot write the result to {output}: {exc}", secrets, marker
+        )
         sys.stderr.write(message + "\n")
         return 1
     return 0

@@ -50,11 +50,13 @@ def rlviz_parse_argv(argv):
         if arg == "--request" and args:
             path = args.pop(0)
         elif arg.startswith("--request="):
-            path = arg[len("--request="):]
+            path = arg[len("--request=") :]
         elif arg in ("probe", "stream") and operation is None:
             operation = arg
         else:
-            raise RequestError(f"unexpected argument {arg[:80]!r}; usage: adapter.py probe|stream --request PATH")
+            raise RequestError(
+                f"unexpected argument {arg[:80]!r}; usage: adapter.py probe|stream --request PATH"
+            )
     if operation is None or not path:
         raise RequestError("usage: adapter.py probe|stream --request PATH")
     return operation, path
@@ -106,7 +108,11 @@ def rlviz_probe(req, probe):
     """The probe answer for a request: bounded, and `supported: false` for a directory."""
     source = req["source"]
     if source.get("kind") == "directory" or os.path.isdir(source["path"]):
-        return {"supported": False, "confidence": 0.0, "reason": "source is a directory; this adapter reads files"}
+        return {
+            "supported": False,
+            "confidence": 0.0,
+            "reason": "source is a directory; this adapter reads files",
+        }
     return probe(source["path"], req.get("limits", {}).get("probe_bytes"))
 
 

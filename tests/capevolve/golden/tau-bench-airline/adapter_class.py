@@ -2,7 +2,8 @@ from cap_evolve import CapabilityAdapter, Rollout, Score, Task
 
 # --- cap-evolve adapter ---
 
-#: Set this environment variable to read tasks.jsonl and traces/ from another folder.
+#: Set this environment variable to read tasks.jsonl and traces/ from
+#: another folder.
 DATA_DIR_ENV = 'TAU_BENCH_AIRLINE_DATA_DIR'
 TASKS_FILE = "tasks.jsonl"
 
@@ -17,14 +18,17 @@ class Adapter(CapabilityAdapter):
     def _catalog(self):
         """The tasks in tasks.jsonl, read once, so every call sees the same tasks."""
         if self._rows is None:
-            rows = capevolve_catalog(os.path.join(capevolve_data_dir(__file__, DATA_DIR_ENV), TASKS_FILE))
+            folder = capevolve_data_dir(__file__, DATA_DIR_ENV)
+            rows = capevolve_catalog(os.path.join(folder, TASKS_FILE))
             self._by_id = {row["id"]: row for row in rows}
             self._rows = rows
         return self._rows
 
     def tasks(self, split):
-        """The tasks of `split` (train, val, test or all): fresh Task objects, same order every call."""
-        return [Task(**capevolve_task_fields(row)) for row in capevolve_split(self._catalog(), split)]
+        """The tasks of `split` (train, val, test or all): fresh Task objects, in
+        the same order on every call."""
+        rows = capevolve_split(self._catalog(), split)
+        return [Task(**capevolve_task_fields(row)) for row in rows]
 
     def run_target(self, task, ctx, *, seed=0):
         """Replay the task's recorded trace for trial `seed` and map it into a Rollout.
@@ -50,10 +54,12 @@ class Adapter(CapabilityAdapter):
             }
             return Rollout(**capevolve_run(task_id, self._by_id.get(task_id), ctx, seed, program))
         except Exception as exc:  # run_target must not raise: report it as the rollout's error
-            return Rollout(**capevolve_error_rollout(task_id, f"adapter error: {capevolve_failure_text(exc)}"))
+            reason = f"adapter error: {capevolve_failure_text(exc)}"
+            return Rollout(**capevolve_error_rollout(task_id, reason))
 
     def score(self, task, rollout):
-        """Evaluate the rollout: deterministic, reward in [0, 1], the gold target never in the feedback.
+        """Evaluate the rollout: deterministic, reward in [0, 1], the gold target
+        never in the feedback.
 
         A rollout without a trace (cap-evolve check's probe) is scored from its
         output alone; an errored rollout gets 0.0 and the infrastructure reason.

@@ -1,0 +1,225 @@
+"""Break long generated statements the way black would, without changing them.
+
+Generated code is read by people, so a statement longer than the line width is
+split at its final bracketed group (a call's arguments, a dict, a list or a
+tuple): one element per line with a trailing comma, recursively. A long
+``if``/``elif`` condition joined by ``or``/``and`` is parenthesised and split
+at those operators. The text of every element is kept as it was, and a
+wrapped statement is only used when it parses to exactly the same syntax tree
+as the original, so wrapping can never change what the code does.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import keyword
+import textwrap
+import tokenize
+
+WIDTH = 99
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = set(_OPEN.values())
+
+
+def _tokens(text: str):
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    skip = (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+    return [t for t in toks if t.type not in skip]
+
+
+def _is_op(tok, chars) -> bool:
+    return tok.type == tokenize.OP and tok.string in chars
+
+
+def _opener(toks, close: int) -> int:
+    depth = 0
+    for i in range(close, -1, -1):
+        if _is_op(toks[i], _CLOSE):
+            depth += 1
+        elif _is_op(toks[i], _OPEN):
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_top(toks, a: int, b: int, word: str) -> list[tuple[int, int]]:
+    """Token ranges of ``toks[a..b]`` separated by a top-level ``word`` (`,`, `or`, `and`)."""
+    parts, depth, start = [], 0, a
+    for j in range(a, b + 1):
+        t = toks[j]
+        if _is_op(t, _OPEN):
+            depth += 1
+        elif _is_op(t, _CLOSE):
+            depth -= 1
+        elif depth == 0 and t.string == word:
+            parts.append((start, j - 1))
+            start = j + 1 if word == "," else j
+    parts.append((start, b))
+    return [(x, y) for x, y in parts if x <= y]
+
+
+def _source(text: str, toks, a: int, b: int) -> str:
+    return text[toks[a].start[1] : toks[b].end[1]]
+
+
+def _same_tree(original: str, lines: list[str], header: bool) -> bool:
+    """Whether the wrapped lines parse to the same syntax tree as the original line.
+
+    A line that is one element of a longer bracketed construct (``"id": x,``)
+    does not parse alone, so it is compared inside each context it could be
+    in: call arguments, a dict display, a list display.
+    """
+    suffix = "\n    pass\n" if header else "\n"
+
+    def standalone(text: str) -> str:  # an `elif` header parses on its own as an `if`
+        return "if" + text[4:] if text.startswith("elif") else text
+
+    before_text = standalone(original.strip())
+    after_text = standalone(textwrap.dedent("\n".join(lines)))
+    for wrap_open, wrap_close in (("", ""), ("f(\n", "\n)"), ("{\n", "\n}"), ("[\n", "\n]")):
+        try:
+            before = ast.dump(ast.parse(wrap_open + before_text + wrap_close + suffix))
+        except SyntaxError:
+            continue
+        try:
+            after = ast.dump(ast.parse(wrap_open + after_text + wrap_close + suffix))
+        except SyntaxError:
+            return False
+        return before == after
+    return False
+
+
+def wrap_line(line: str, width: int = WIDTH) -> list[str]:
+    """``line`` as lines of at most ``width`` characters where it can be split safely."""
+    if len(line) <= width or line.lstrip().startswith("#"):
+        return [line]
+    out = _wrap(line, width)
+    header = line.rstrip().endswith(":")
+    if out is None or not _same_tree(line, out, header):
+        return [line]
+    return out
+
+
+def _wrap(line: str, width: int, in_brackets: bool = False) -> list[str] | None:
+    """``in_brackets``: the line is inside an open bracket, where newlines may go anywhere."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    text = line.strip()
+    inner = indent + "    "
+    first = text.split(None, 1)[0]
+    if text.endswith(":") and first in ("if", "elif", "while", "for"):
+        toks = _tokens(text[:-1])
+        if not toks or len(toks) < 2:
+            return None
+        for word in ("or", "and") if first != "for" else ():
+            parts = _split_top(toks, 1, len(toks) - 1, word)
+            if len(parts) > 1:
+                lines = [f"{indent}{first} ("]
+                for x, y in parts:
+                    part = inner + _source(text, toks, x, y)
+                    lines += _wrap(part, width, in_brackets=True) or [part]
+                return lines + [f"{indent}):"]
+        # `if f(...):` -> split the call's arguments, keeping the colon on the last line
+        lines = _wrap(indent + text[:-1], width - 1)
+        if lines is None or len(lines) < 2:
+            return None
+        return lines[:-1] + [lines[-1] + ":"]
+    trailing = ""
+    if text.endswith(","):
+        text, trailing = text[:-1], ","
+    toks = _tokens(text)
+    if not toks:
+        return None
+    splittable = trailing or in_brackets  # inside brackets a newline may go anywhere
+    if splittable:
+        # lowest precedence first, as black does: `a or (b)` splits at `or`, not inside `(b)`
+        lines = _split_operators(indent, text, toks, trailing, width, _LOGICAL)
+        if lines is not None:
+            return lines
+    exploded = _explode(indent, text, toks, trailing, width) if _is_op(toks[-1], _CLOSE) else None
+    if exploded is None and splittable:
+        return _split_operators(indent, text, toks, trailing, width, _ARITHMETIC)
+    return exploded
+
+
+def _explode(indent: str, text: str, toks, trailing: str, width: int) -> list[str] | None:
+    """Split the final bracket group: one element per line, with a trailing comma."""
+    inner = indent + "    "
+    close = len(toks) - 1
+    open_at = _opener(toks, close)
+    if open_at < 0 or open_at + 1 > close - 1:
+        return None
+    bracket = toks[open_at].string
+    before = toks[open_at - 1] if open_at > 0 else None
+    after_name = before is not None and (
+        (before.type == tokenize.NAME and not keyword.iskeyword(before.string))
+        or before.type == tokenize.STRING
+        or _is_op(before, _CLOSE)
+    )
+    items = _split_top(toks, open_at + 1, close - 1, ",")
+    had_comma = _is_op(toks[close - 1], ",")
+    if bracket == "[" and after_name:
+        return None  # a subscript: a trailing comma would make it a tuple index
+    if bracket == "(" and not after_name and len(items) == 1 and not had_comma:
+        # a parenthesised expression, not a tuple: split it at its operators, no commas
+        content = inner + _source(text, toks, open_at + 1, close - 1)
+        body = _tokens(content.strip())
+        split = _split_operators(inner, content.strip(), body, "", width) if body else None
+        if split is None:
+            return None
+        head = indent + text[: toks[open_at].end[1]]
+        return [head] + split + [indent + text[toks[close].start[1] :] + trailing]
+    lines = [indent + text[: toks[open_at].end[1]]]
+    for x, y in items:
+        item = inner + _source(text, toks, x, y) + ","
+        lines += _wrap(item, width, in_brackets=True) or [item]
+    lines.append(indent + text[toks[close].start[1] :] + trailing)
+    return lines
+
+
+_LOGICAL = (("or",), ("and",), ("if", "else"), ("==", "!=", "<", "<=", ">", ">="))
+_ARITHMETIC = (("+",),)
+
+
+def _split_operators(
+    indent: str, text: str, toks, trailing: str, width: int, groups=_LOGICAL + _ARITHMETIC
+) -> list[str] | None:
+    """An element inside brackets, split before its top-level ``or``/``and``/``if``/``else``.
+
+    Inside brackets a newline may stand between any two tokens, so no
+    parentheses are needed: ``"id": a or b,`` becomes two lines.
+    """
+    for words in groups:
+        cuts = [
+            j
+            for j in range(1, len(toks))
+            if toks[j].string in words
+            and toks[j].type in (tokenize.NAME, tokenize.OP)
+            and _depth(toks, j) == 0
+        ]
+        if cuts:
+            starts = [0] + cuts
+            ends = cuts + [len(toks)]
+            pieces = [indent + text[toks[a].start[1] : toks[b - 1].end[1]] for a, b in zip(starts, ends)]
+            pieces[-1] += trailing
+            lines = []
+            for piece in pieces:
+                lines += (_wrap(piece, width, in_brackets=True) if len(piece) > width else None) or [piece]
+            return lines
+    return None
+
+
+def _depth(toks, j: int) -> int:
+    depth = 0
+    for t in toks[:j]:
+        if _is_op(t, _OPEN):
+            depth += 1
+        elif _is_op(t, _CLOSE):
+            depth -= 1
+    return depth
