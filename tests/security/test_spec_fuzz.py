@@ -21,6 +21,7 @@ Default runs are short; ``MAPC_FUZZ_EXAMPLES=2000`` (see docs/security.md) runs 
 
 from __future__ import annotations
 
+import collections
 import json
 import random
 from pathlib import Path
@@ -132,14 +133,20 @@ def test_random_documents_give_diagnostics_not_exceptions(data):
 
 
 # --- mutations of real specs ------------------------------------------------------------------
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from _paths(v, prefix + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _paths(v, prefix + (i,))
+def _paths(root, max_depth=40):
+    """Every node's path, breadth first, not below ``max_depth`` (a mutation may nest 200 deep)."""
+    out = []
+    queue = collections.deque([((), root)])
+    while queue:
+        prefix, node = queue.popleft()
+        out.append(prefix)
+        if len(prefix) >= max_depth:
+            continue
+        if isinstance(node, dict):
+            queue.extend((prefix + (k,), v) for k, v in node.items())
+        elif isinstance(node, list):
+            queue.extend((prefix + (i,), v) for i, v in enumerate(node))
+    return out
 
 
 def _get(node, path):
