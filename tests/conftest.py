@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shared_paths import SHARED  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -22,8 +22,9 @@ from mapc.expressions import (
     ExpressionValueError,
     compile_expression,
 )
+from shared_paths import UPSTREAM
 
-SUITE = Path(__file__).resolve().parents[1].parent / "shared" / "upstream" / "jmespath-compliance"
+SUITE = UPSTREAM / "jmespath-compliance"
 EXPECTED_CASES = 892
 
 

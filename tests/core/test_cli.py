@@ -12,10 +12,11 @@ import jsonschema
 import pytest
 
 from mapc import __version__
+from shared_paths import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"
-CANONICAL_SCHEMA = ROOT.parent / "shared" / "upstream" / "rlviz" / "schemas" / "v1alpha1" / "canonical-record.schema.json"
+CANONICAL_SCHEMA = UPSTREAM / "rlviz" / "schemas" / "v1alpha1" / "canonical-record.schema.json"
 
 
 def mapc(*args, cwd=None, env=None, input=None):

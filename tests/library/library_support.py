@@ -12,9 +12,9 @@ import io
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from shared_paths import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus"
 WORKERS = 4
 
 #: library spec -> the corpus trace files it must accept (and map)

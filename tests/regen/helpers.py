@@ -7,12 +7,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from shared_paths import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases"
 TINY = CASES / "regen" / "tiny"
 EXAMPLES = ROOT / "examples"
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def copy_case(tmp_path: Path, src: Path = TINY, name: str = "spec") -> Path:

@@ -14,8 +14,8 @@ import pytest
 from rlviz.support import ROOT, run_adapter
 from mapc.codegen.program import load_module
 from mapc.validators.rlviz.records import StreamChecker, check_stream, split_lines
+from shared_paths import CORPUS
 
-CORPUS = ROOT.parent / "shared" / "corpus"
 OWN_FORMAT = {  # corpus files each example's adapter is written for
     "verifiers-math": {"verifiers-results/math-python--gpt-5-nano.results.jsonl"},
     "nemo-gym-blackjack": {"nemo-gym-rollouts/blackjack.example_rollouts.jsonl",

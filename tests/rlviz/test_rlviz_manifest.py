@@ -14,8 +14,9 @@ from mapc.validators.rlviz.digest import DigestError, content_digest
 from mapc.validators.rlviz.manifest import (
     ManifestError, check_manifest, load_manifest, parse_manifest, parse_simple_yaml,
 )
+from shared_paths import RLVIZ_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "rlviz" / "fixtures"
+FIXTURES = RLVIZ_FIXTURES
 GOOD = """api_version: rlviz.dev/v1alpha1
 kind: Adapter
 # a comment line

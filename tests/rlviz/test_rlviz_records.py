@@ -9,8 +9,9 @@ import pytest
 
 from mapc.validators.rlviz import records
 from mapc.validators.rlviz.records import RecordError, StreamChecker, check_stream
+from shared_paths import RLVIZ_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "rlviz" / "fixtures"
+FIXTURES = RLVIZ_FIXTURES
 
 
 def _lines(*recs) -> bytes:
