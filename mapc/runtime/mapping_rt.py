@@ -451,6 +451,8 @@ def json_error(exc, where):
         )
     if isinstance(exc, RecursionError):
         return MappingError(f"{where}JSON nested too deeply")
+    if "integer string conversion" in str(exc):  # Python's int digit limit, without its advice
+        return MappingError(f"{where}unreadable JSON value: an integer with more than 4300 digits")
     return MappingError(f"{where}unreadable JSON value: {exc}")
 
 
