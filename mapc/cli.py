@@ -18,7 +18,7 @@ from typing import Optional
 import typer
 
 from mapc import __version__
-from mapc.diagnostics import Diagnostic, Diagnostics, format_text, to_json
+from mapc.diagnostics import format_text, to_json
 
 app = typer.Typer(
     name="mapc",

@@ -59,6 +59,7 @@ def mentions(rel: str, source: str) -> dict[str, list[tuple[str, int, str]]]:
     starts = {d[0]: d[2] for d in defs}
     module_names = {}  # first line of a run of module-level assignments -> the names assigned
     run_start = None
+    prev_end = 0
     for node in tree.body:
         if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
             if run_start is None or not _adjacent(source, prev_end, node.lineno):

@@ -61,6 +61,19 @@ def docstring_text(text: str, limit: int = 100) -> str:
     return comment_text(text, limit).replace("\\", "\\\\").replace('"', '\\"')
 
 
+def one_line(text: Any) -> str:
+    """Spec text (a description) on one line, whitespace collapsed."""
+    return " ".join(str(text or "").split())
+
+
+def description_lines(text: Any, width: int = 79) -> list[str]:
+    """A spec description as a docstring paragraph followed by a blank line ([] if none)."""
+    import textwrap
+
+    about = one_line(text)
+    return textwrap.wrap(comment_text(about, 2000), width) + [""] if about else []
+
+
 def identifier(*parts: Any) -> str:
     """A readable Python identifier built from spec path parts."""
     raw = "_".join(str(p) for p in parts if p != "")

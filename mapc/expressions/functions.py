@@ -13,6 +13,7 @@ tuple means any value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from mapc.runtime.jmespath_rt import _jp_typename
 
 
 @dataclass(frozen=True)
@@ -193,20 +194,8 @@ NON_NULL_FUNCTIONS = frozenset(
 )
 
 
-def _typename(value) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    return type(value).__name__
+# the JMESPath type name, as compiled code reports it at run time
+_typename = _jp_typename
 
 
 def value_matches(value, types: tuple[str, ...]) -> bool:

@@ -14,11 +14,10 @@ replaced without ``--force`` (see docs/decisions.md).
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from typing import Any
 
-from mapc.codegen.pysrc import comment_text
+from mapc.codegen.pysrc import comment_text, description_lines, one_line
 from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
 from mapc.spec import ir
@@ -159,16 +158,11 @@ def _report(root: Path, selectors: list[str], *, run: bool, adapters: list[str] 
     return ValidationReport(payload["ok"], payload, report_text(payload), diagnostics(payload))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text or "").split())
-
 
 def _docstring(spec: ir.Spec) -> str:
-    about = _one_line(spec.description)
     lines = [f"{RUNNER_MARK}: adapter {comment_text(spec.name)} {comment_text(spec.version)},",
              f"for {comment_text(spec.source.format)} traces.", ""]
-    if about:
-        lines += textwrap.wrap(comment_text(about, 2000), 79) + [""]
+    lines += description_lines(spec.description)
     lines += [
         "RELAI runs `python3 run.py --task-id ID --output PATH` from the project root. The",
         "runner runs the agent for that task (or replays its recorded trace), maps the trace",
@@ -196,7 +190,7 @@ def _readme_context(spec: ir.Spec, entries) -> dict[str, Any]:
         "version": spec.version,
         "spec_file": Path(spec.file).name,
         "format": spec.source.format,
-        "description": _one_line(spec.description),
+        "description": one_line(spec.description),
         "runner": " ".join(runner_argv(spec.name)),
         "replay": agent.replay if agent else None,
         "command": json.dumps(list(agent.command), ensure_ascii=False) if agent and agent.command else "",

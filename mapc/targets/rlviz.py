@@ -14,11 +14,10 @@ from __future__ import annotations
 import io
 import json
 import os
-import textwrap
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from mapc.codegen.pysrc import comment_text
+from mapc.codegen.pysrc import comment_text, description_lines, one_line
 from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
 from mapc.spec import ir
@@ -123,7 +122,7 @@ class RlvizTarget(Target):
             "adapter.py": adapter.encode("utf-8"),
             "rlviz-plugin.yaml": render_template(
                 "rlviz/rlviz-plugin.yaml.j2", plugin_name=spec.name, version=spec.version,
-                description=_one_line(spec.description) or f"RLViz adapter for {spec.source.format} traces",
+                description=one_line(spec.description) or f"RLViz adapter for {spec.source.format} traces",
             ).encode("utf-8"),
             "test_adapter.py": render_template("rlviz/test_adapter.py.j2").encode("utf-8"),
             CASES: (json.dumps({"schema_version": 1, "cases": cases}, indent=2, ensure_ascii=False) + "\n").encode(),
@@ -143,17 +142,12 @@ class RlvizTarget(Target):
         return validate_plugin_dir(Path(out_dir), [Path(s) for s in sources])
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text or "").split())
-
 
 def _docstring(spec: ir.Spec) -> str:
     src = spec.source
-    about = _one_line(spec.description)
     lines = [f"RLViz adapter for {comment_text(src.format)} traces ({src.container}).", "",
              f"Spec: {comment_text(spec.name)} {comment_text(spec.version)}.", ""]
-    if about:
-        lines += textwrap.wrap(comment_text(about, 2000), 79) + [""]
+    lines += description_lines(spec.description)
     lines += [
         "RLViz runs it as `python3 adapter.py probe|stream --request PATH`: `probe` reads a",
         "bounded prefix and says whether the source is this format; `stream` prints canonical",
@@ -230,7 +224,7 @@ def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
     raw = ev.raw or bool(spec.target_option("rlviz", "raw", False)) or any(
         t.raw for rule in ev.rules for t in rule.emits)
     return {
-        "plugin_name": spec.name, "version": spec.version, "description": _one_line(spec.description),
+        "plugin_name": spec.name, "version": spec.version, "description": one_line(spec.description),
         "spec_file": Path(spec.file).name, "format": src.format, "container": src.container,
         "container_text": container_text, "probe_bytes": probe.bytes, "probe_lines": probe.lines,
         "confidence": probe.confidence, "probe_text": probe_text, "bounds_text": bounds,
