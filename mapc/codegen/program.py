@@ -27,6 +27,7 @@ class Program:
 
     spec: ir.Spec
     constants: str
+    agent: str
     expressions: str
     mapping: str
     probe: str
@@ -58,6 +59,12 @@ def _constants(spec: ir.Spec) -> str:
     w.line(f"INVALID_LINES = {literal(src.invalid_lines)}")
     w.comment("tables: lookup tables ($tables)")
     w.line(f"TABLES = {literal(dict(spec.tables))}")
+    return w.text()
+
+
+def _agent_constant(spec: ir.Spec) -> str:
+    """``AGENT``: only modules that run tasks (RELAI, cap-evolve) include it."""
+    w = Writer()
     if spec.agent is not None:
         a = spec.agent
         agent = {
@@ -109,6 +116,7 @@ def build_program(spec: ir.Spec) -> Program:
     return Program(
         spec=spec,
         constants=_constants(spec),
+        agent=_agent_constant(spec),
         expressions=exprs.source(),
         mapping=mapping,
         probe=probe,
@@ -178,6 +186,7 @@ def module_source(
         "\n".join(import_lines) + "\n",
         prelude.strip() + "\n" if prelude.strip() else "",
         program.constants,
+        program.agent if "AGENT" in _referenced(body) else "",
     ]
     # top-level definitions are two blank lines apart, as black writes them
     definitions = [
