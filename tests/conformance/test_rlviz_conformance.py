@@ -1,0 +1,107 @@
+"""Every example and every library spec, built for RLViz, passes the real RLViz validator.
+
+Each spec (``examples/*/spec*.yaml`` and ``specs/*.yaml``) is built once for
+``rlviz``; the plugin is then validated by the real ``rlviz-validate`` (RLViz's
+own Go code) on each of its fixtures (``testdata/cases.json``) and on each
+corpus trace of its format (``shared/corpus/<format>/``, the files the library
+tests list for that format). mapc's built-in validator must give the same
+verdict and the same report: records, warnings, format and digest.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from shared_paths import CORPUS
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "library"))
+from library_support import AUXILIARY, FORMATS  # noqa: E402
+
+EXAMPLE_SPECS = sorted(ROOT.glob("examples/*/spec*.yaml"))
+WORKERS = 4
+
+
+def _spec_id(spec: Path) -> str:
+    if spec.parent.parent.name == "examples":
+        return f"{spec.parent.name}/{spec.name}"
+    return f"specs/{spec.name}"
+
+
+def _library_specs() -> list[Path]:
+    from mapc.library import library_specs
+
+    return list(library_specs().values())
+
+
+SPECS = {_spec_id(p): p for p in EXAMPLE_SPECS + _library_specs()}
+
+
+def corpus_traces(fmt: str) -> list[Path]:
+    """The corpus traces of ``fmt``: its corpus folder without the auxiliary files (siblings, metrics)."""
+    folder = CORPUS / fmt
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "PROVENANCE.md") if folder.is_dir() else []
+    traces = [p for p in files if f"{fmt}/{p.name}" not in AUXILIARY]
+    assert sorted(f"{fmt}/{p.name}" for p in traces) == sorted(FORMATS.get(fmt, [])), fmt
+    return traces
+
+
+@pytest.fixture(scope="session")
+def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict]:
+    """(spec id, source label) -> both verdicts, for every spec's fixtures and corpus traces."""
+    from mapc.build import build
+    from mapc.validators.rlviz.validate import ValidationFailure, validate
+
+    base = tmp_path_factory.mktemp("rlviz-conformance")
+    jobs = []
+    for n, (spec_id, spec) in enumerate(sorted(SPECS.items())):
+        plugin = base / f"plugin-{n}"
+        result = build(spec, "rlviz", plugin, validate=False)  # validated below, by both validators
+        assert result.diagnostics.ok, (spec_id, [d.format() for d in result.diagnostics])
+        cases = json.loads((plugin / "testdata" / "cases.json").read_text(encoding="utf-8"))["cases"]
+        for case in cases:
+            jobs.append((spec_id, f"testdata/{case['source']}", plugin, plugin / "testdata" / case["source"],
+                         case["expected_format"]))
+        for trace in corpus_traces(result.spec.source.format):
+            jobs.append((spec_id, f"corpus/{trace.parent.name}/{trace.name}", plugin, trace, result.spec.source.format))
+
+    def run(job):
+        spec_id, label, plugin, source, fmt = job
+        real = subprocess.run([str(real_rlviz), "--json", str(plugin), str(source)], capture_output=True, text=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+        try:
+            mapc = {"ok": True, **validate(plugin, source).payload()}
+        except ValidationFailure as exc:
+            mapc = {"ok": False, **exc.payload()}
+        return (spec_id, label), {"format": fmt, "real_exit": real.returncode,
+                                  "real": json.loads(real.stdout or real.stderr or "null"), "mapc": mapc}
+
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return dict(pool.map(run, jobs))
+
+
+def test_every_example_and_library_spec_is_covered(conformance_runs):
+    assert {spec for spec, _ in conformance_runs} == set(SPECS)
+    assert len(SPECS) >= len(EXAMPLE_SPECS) + 10
+    for spec_id in SPECS:
+        labels = [label for spec, label in conformance_runs if spec == spec_id]
+        assert any(label.startswith("testdata/") for label in labels), spec_id
+        assert any(label.startswith("corpus/") for label in labels), f"{spec_id}: no corpus trace of its format"
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_real_rlviz_passes_and_mapc_agrees(conformance_runs, spec_id):
+    runs = {label: run for (spec, label), run in conformance_runs.items() if spec == spec_id}
+    assert runs
+    for label, run in sorted(runs.items()):
+        real, mapc = run["real"], dict(run["mapc"])
+        assert run["real_exit"] == 0, f"the real RLViz rejects {label}: {real}"
+        assert real["deterministic"] is True and real["format"] == run["format"] and real["records"] >= 1, real
+        assert mapc.pop("ok") is True, f"{label}: mapc's validator rejects what the real RLViz accepts: {mapc}"
+        assert mapc == real, f"{label}: mapc's report differs from the real RLViz's"
