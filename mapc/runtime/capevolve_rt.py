@@ -113,6 +113,11 @@ def capevolve_task_scope(row, task_id, task_input, target):
 # --- run_target ----------------------------------------------------------------------
 
 
+def capevolve_unknown_task(task_id, catalog_size):
+    """Why a task id this adapter does not know is neither run nor scored."""
+    return f"unknown task {task_id!r}: it is not among this adapter's {catalog_size} tasks"
+
+
 def capevolve_error_rollout(task_id, message):
     """``Rollout(...)`` arguments for an infrastructure failure."""
     text = " ".join(str(message).split())
@@ -267,9 +272,7 @@ def capevolve_run(task_id, row, ctx, seed, program):
     """
     if row is None:
         return capevolve_error_rollout(
-            task_id,
-            f"unknown task {task_id!r}: it is not among this adapter's "
-            f"{program['catalog_size']} tasks",
+            task_id, capevolve_unknown_task(task_id, program["catalog_size"])
         )
     if isinstance(seed, bool) or not isinstance(seed, int):
         return capevolve_error_rollout(task_id, f"seed must be an integer, got {seed!r}")
@@ -597,6 +600,22 @@ def capevolve_score(task_id, rollout, task, program):
             "scores": {e["evaluator_id"]: e["score"] for e in evaluations},
             "not_scored": sorted(e["evaluator_id"] for e in errors),
         },
+    }
+
+
+def capevolve_unknown_task_score(task_id, catalog_size, target):
+    """``Score(...)`` arguments for a task id the adapter does not know: reward 0 with the reason.
+
+    Its evaluators would see no task (no target, no metadata), so scoring the
+    output alone could give any reward, 1.0 included.
+    """
+    reason = capevolve_unknown_task(capevolve_scrub_gold(task_id, target), catalog_size)
+    return {
+        "task_id": task_id,
+        "reward": 0.0,
+        "feedback": f"Not scored (reward 0): {reason}.",
+        "metrics": [{"name": "reward", "value": 0.0, "primary": True, "direction": "higher"}],
+        "raw": {"unknown_task": reason},
     }
 
 

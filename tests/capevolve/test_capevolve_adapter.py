@@ -76,6 +76,22 @@ def test_a_good_candidate_runs_and_scores_with_seed_and_candidate_passed(toy):
     assert proc.stdout == b""  # the agent's chatter stays in the agent's captured output
 
 
+def test_a_task_the_adapter_does_not_know_scores_zero_with_the_reason(toy):
+    """A perfect rollout scored under a task id missing from tasks.jsonl: reward 0, not 1.0."""
+    adapters, project = toy
+    results, _ = drive(adapters, [
+        {"op": "run", "task": "add-small", "ctx": "careful"},
+        {"op": "score", "task": "add-small"},
+        {"op": "score", "task": "add-huge", "target": 5},
+    ], cwd=project)
+    _, known, unknown = results
+    assert known["reward"] == 1.0
+    assert unknown["reward"] == 0.0 and unknown["metrics"][0] == {
+        "name": "reward", "value": 0.0, "primary": True, "direction": "higher"}
+    assert unknown["feedback"] == ("Not scored (reward 0): unknown task 'add-huge': it is not among "
+                                   "this adapter's 5 tasks.")
+
+
 def test_a_bad_candidate_scores_low_and_the_feedback_withholds_the_answer(toy):
     adapters, project = toy
     results, _ = drive(adapters, [

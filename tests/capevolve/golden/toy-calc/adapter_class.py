@@ -67,15 +67,19 @@ class Adapter(CapabilityAdapter):
         never in the feedback.
 
         A rollout without a trace (cap-evolve check's probe) is scored from its
-        output alone; an errored rollout gets 0.0 and the infrastructure reason.
+        output alone; an errored rollout, or a task tasks.jsonl does not list,
+        gets 0.0 and the reason.
         """
         task_id = str(task.id)
         try:
             self._catalog()
             row = self._by_id.get(task_id)
+            known = row is not None
         except Exception:  # scoring does not need the catalog: tags and metadata are then empty
-            row = None
+            row, known = None, True
         try:
+            if not known:
+                return Score(**capevolve_unknown_task_score(task_id, len(self._rows), task.target))
             fields = {
                 "output": rollout.output,
                 "trace": rollout.trace,
