@@ -1,8 +1,9 @@
 """mapc validate --target cap-evolve: cap-evolve's gate, emulated, and the checks beyond it.
 
 ``gate_cases/<name>/adapter.py`` are hand-written adapters that each break one
-rule (``expected.json`` says which problems the gate must report); the
-generated example must pass everything.
+rule (``expected.json`` says cap-evolve check's verdict and which problems the
+gate must report); the generated example must pass everything. The verdicts are
+held to the real cap-evolve's by tests/conformance/test_capevolve_differential.py.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def test_gate_case(case):
     report = validate_adapter_dir(case)
     payload = report.payload
     assert report.ok is expected["ok"] and payload["ok"] is expected["ok"], report.text
+    assert payload["cap-evolve check"]["ok"] is expected["check_ok"], report.text
+    assert report.text.splitlines()[1].startswith("cap-evolve check: ")  # its verdict comes first
     for text in expected["problems_contain"]:
         assert any(text in p for p in payload["problems"]), (text, payload["problems"])
     if "stubs" in expected:
@@ -45,18 +48,20 @@ def test_gate_case(case):
 def test_the_example_passes_every_check(example_adapter):
     report = validate_adapter_dir(example_adapter)
     assert report.ok, report.text
+    check = report.payload["cap-evolve check"]
+    assert check["ok"] and check["completed"] and check["problems"] == [] and check["stubs"] == []
+    assert "tasks('val') -> 2 task(s)" in check["notes"]
     names = {c["name"] for c in report.payload["checks"]}
-    # what cap-evolve check does
-    assert {"adapter loads", "required methods implemented", "tasks('val') nonempty and stable",
-            "score deterministic on a probe rollout"} <= names
-    # and the checks beyond it
     assert {"tasks('all') works", "run_target on an unknown task returns an errored Rollout",
             "a replayed task runs and scores", "an errored rollout scores 0.0 with the reason",
+            "a task the adapter does not know scores 0.0",
             "feedback withholds the gold target, even when the output repeats it",
             "replay feedback withholds the task's gold target", "metrics catalog follows cap-evolve's rules",
             "nothing printed to stdout", "scores identical across hash seeds"} <= names
-    assert all(c["ok"] for c in report.payload["checks"])
-    assert "mapc's stand-in cap_evolve" in report.text
+    assert all(c["ok"] and not c["contract"] for c in report.payload["checks"])
+    lines = report.text.splitlines()
+    assert "mapc's stand-in cap_evolve" in lines[0] and lines[1] == "cap-evolve check: ok"
+    assert "beyond cap-evolve check (mapc's own checks):" in lines
 
 
 def test_cli_validate_json_and_exit_codes(example_adapter, tmp_path):
@@ -66,7 +71,7 @@ def test_cli_validate_json_and_exit_codes(example_adapter, tmp_path):
     assert payload["ok"] is True and payload["host"]["kind"] == "stand-in"
 
     bad = mapc("validate", "--target", "cap-evolve", GATE_CASES / "stub-score")
-    assert bad.returncode == 1 and b"FAIL required methods implemented" in bad.stderr
+    assert bad.returncode == 1 and b"cap-evolve check: FAIL: unimplemented adapter methods: score" in bad.stderr
 
     usage = mapc("validate", "--target", "cap-evolve", example_adapter, tmp_path / "trace.json")
     assert usage.returncode == 2 and b"takes no source traces" in usage.stderr
@@ -85,7 +90,7 @@ def test_a_cap_evolve_project_folder_is_accepted(example_adapter, tmp_path):
 
 
 def _installed_host(site: Path, check_ok: bool) -> dict:
-    """A cap_evolve 'installed' on PYTHONPATH: the stand-in plus a check module like cap-evolve's."""
+    """A cap_evolve 'installed' on PYTHONPATH: the stand-in with a check module of its own."""
     shutil.copytree(STANDIN / "cap_evolve", site / "cap_evolve")
     (site / "cap_evolve" / "check.py").write_text(
         "from types import SimpleNamespace\n"
@@ -93,20 +98,29 @@ def _installed_host(site: Path, check_ok: bool) -> dict:
         "    assert (project_dir / 'adapters' / 'adapter.py').is_file()\n"
         f"    ok = {check_ok!r}\n"
         "    problems = [] if ok else ['installed check says no']\n"
-        "    return SimpleNamespace(to_dict=lambda: {'ok': ok, 'problems': problems, 'notes': ['ran']})\n"
+        "    return SimpleNamespace(ok=ok, to_dict=lambda: {'ok': ok, 'stubs': [], 'problems': problems,\n"
+        "                                                   'notes': ['ran']})\n"
     )
     return dict(os.environ, PYTHONPATH=str(site))
 
 
 @pytest.mark.parametrize("check_ok", [True, False])
-def test_an_installed_cap_evolve_is_used_and_its_own_check_runs(example_adapter, tmp_path, check_ok):
+def test_an_installed_cap_evolve_is_used_for_the_check(example_adapter, tmp_path, check_ok):
     env = _installed_host(tmp_path / "site", check_ok)
     proc = mapc("validate", "--target", "cap-evolve", example_adapter, "--json", env=env)
     payload = json.loads(proc.stdout)
-    assert payload["host"]["kind"] == "installed"
-    assert payload["host"]["path"] == str(tmp_path / "site" / "cap_evolve")
-    own = [c for c in payload["checks"] if c["name"] == "cap-evolve's own check"]
-    assert own and own[0]["ok"] is check_ok and "cap-evolve: ran" in payload["notes"]
+    assert payload["host"] == {"kind": "installed", "path": str(tmp_path / "site" / "cap_evolve")}
+    assert payload["cap-evolve check"]["ok"] is check_ok and payload["notes"][0] == "ran"
     assert proc.returncode == (0 if check_ok else 1)
     if not check_ok:
-        assert "cap-evolve's own check: installed check says no" in payload["problems"]
+        assert payload["problems"] == ["cap-evolve check: installed check says no"]
+
+
+def test_capevolve_core_names_the_installed_cap_evolve(example_adapter, tmp_path):
+    core = tmp_path / "core"
+    _installed_host(core, False)
+    proc = mapc("validate", "--target", "cap-evolve", example_adapter, "--json",
+                env=dict(os.environ, CAPEVOLVE_CORE=str(core)))
+    payload = json.loads(proc.stdout)
+    assert payload["host"] == {"kind": "installed", "path": str(core / "cap_evolve")}
+    assert payload["problems"] == ["cap-evolve check: installed check says no"]

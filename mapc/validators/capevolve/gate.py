@@ -1,11 +1,20 @@
-"""cap-evolve's gate, run against one adapter.py in a fresh process.
+"""cap-evolve's gate on one installed adapter, then mapc's checks beyond it.
 
-Usage: ``python gate.py ADAPTER_PY STANDIN_DIR REPORT_JSON``. Standard library
-only and independent of mapc: it imports ``cap_evolve`` (an installed one
-first, else the stand-in in STANDIN_DIR), loads the adapter the way
-``cap-evolve check`` does, runs the same probes, then the checks beyond
-them, and writes a JSON report to REPORT_JSON. It never writes to stdout, so
-the parent can tell whether the adapter did.
+Usage: ``python -S -P gate.py HOST_DIR REPORT_DIR``, run with the current
+directory a repository root holding ``.capevolve/project/adapters/`` (the
+documented install) and stdout a regular file. Standard library only and
+independent of mapc; ``-S`` keeps every site-packages folder (mapc's own
+packages included) out of reach, so the adapter sees what it sees under
+cap-evolve: the standard library and ``cap_evolve``, found in HOST_DIR (the
+real package or mapc's stand-in).
+
+1. ``cap-evolve check .capevolve/project``, as cap-evolve's CLI runs it:
+   ``cap_evolve.check.run_check``, its report printed to stdout as indented
+   JSON; REPORT_DIR/check.json then says whether it returned, its exit code
+   and where the report sits in stdout (the parent reads the report back the
+   way check.sh does). Anything that ends the check (``SystemExit``) ends it.
+2. mapc's checks beyond cap-evolve check, on a freshly loaded adapter:
+   REPORT_DIR/beyond.json.
 """
 
 from __future__ import annotations
@@ -16,10 +25,12 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import traceback
 from pathlib import Path
 
-TOLERANCE = 1e-6
+PROJECT = Path(".capevolve/project")
+ADAPTER = PROJECT / "adapters" / "adapter.py"
 PROBE_ID = "__probe__"
 PROBE_OUTPUT = "__probe_output__"
 INFRA_REASON = "simulated infrastructure failure (mapc validate)"
@@ -28,23 +39,23 @@ SENTINEL_TEXT = "mapc-gold-sentinel-7f3a"
 SENTINEL = {"answer": SENTINEL_TEXT, "value": 918273.5}
 
 
-class Gate:
-    def __init__(self) -> None:
-        self.checks: list[dict] = []
-        self.notes: list[str] = []
-        self.fingerprint: dict = {}
-        self.host: dict = {}
-        self.stubs: list[str] = []
+def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` whole or not at all (the parent may look at any moment)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+    os.replace(tmp, path)
 
-    def check(self, name: str, ok: bool, detail: str = "", *, contract: bool) -> bool:
-        """Record one check; ``contract`` marks what `cap-evolve check` itself verifies."""
-        self.checks.append({"name": name, "ok": bool(ok), "detail": detail, "contract": contract})
-        return bool(ok)
 
-    def report(self) -> dict:
-        problems = [f"{c['name']}: {c['detail']}" if c["detail"] else c["name"] for c in self.checks if not c["ok"]]
-        return {"ok": not problems, "stubs": self.stubs, "problems": problems, "notes": self.notes,
-                "checks": self.checks, "host": self.host, "fingerprint": self.fingerprint}
+def stdout_offset() -> int:
+    """How many bytes are in stdout so far (a regular file the parent gave us)."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - the adapter may have replaced or closed it
+        pass
+    try:
+        return os.fstat(1).st_size
+    except OSError:
+        return -1
 
 
 def short(exc: BaseException) -> str:
@@ -52,25 +63,48 @@ def short(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def import_host(standin: str, gate: Gate):
-    """``cap_evolve`` as the adapter will see it: installed if importable, else the stand-in."""
+# --- 1. cap-evolve check ------------------------------------------------------------------
+
+
+def run_host_check(report_dir: Path) -> int:
+    """``cap-evolve check .capevolve/project``: the real or stand-in ``run_check``, printed."""
+    result = {"completed": False, "exit_code": None, "report_start": None, "report_end": None}
     try:
-        import cap_evolve  # noqa: F401
+        from cap_evolve.check import run_check
 
-        kind = "installed"
-    except ImportError:
-        sys.path.insert(0, standin)
-        import cap_evolve  # noqa: F401
+        rep = run_check(PROJECT)
+        result["report_start"] = stdout_offset()
+        print(json.dumps(rep.to_dict(), indent=2))
+        result["report_end"] = stdout_offset()
+        result["exit_code"] = 0 if rep.ok else 1
+        result["completed"] = True
+    except BaseException as exc:  # noqa: BLE001 - it ended cap-evolve check; say how
+        result["error"] = short(exc)
+        result["traceback"] = traceback.format_exc()[-2000:]
+    # threads that would keep cap-evolve's process from exiting after the check
+    result["threads"] = [t.name for t in threading.enumerate()
+                         if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    write_json(report_dir / "check.json", result)
+    return result["exit_code"] if result["completed"] else 1
 
-        kind = "stand-in"
-    import cap_evolve
 
-    gate.host = {"kind": kind, "path": os.path.dirname(os.path.abspath(cap_evolve.__file__)),
-                 "version": str(getattr(cap_evolve, "__version__", "unknown"))}
-    return cap_evolve
+# --- 2. beyond cap-evolve check -----------------------------------------------------------
 
 
-# --- gold-target leaks (written independently of the adapter's own scrubbing) ------------
+class Beyond:
+    """mapc's own checks; every one is labelled as beyond cap-evolve check."""
+
+    def __init__(self) -> None:
+        self.checks: list[dict] = []
+        self.notes: list[str] = []
+        self.fingerprint: dict = {}
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        self.checks.append({"name": name, "ok": bool(ok), "detail": detail, "contract": False})
+        return bool(ok)
+
+    def report(self) -> dict:
+        return {"checks": self.checks, "notes": self.notes, "fingerprint": self.fingerprint}
 
 
 def gold_texts(target) -> list[str]:
@@ -114,9 +148,6 @@ def gold_count(feedback: str, target) -> int:
     return sum(len(gold_pattern(text).findall(feedback)) for text in gold_texts(target))
 
 
-# --- the checks ------------------------------------------------------------------------------
-
-
 def metrics_problem(score, reward: float) -> str | None:
     """What breaks cap-evolve's metrics rules, or None (whichever host built the Score)."""
     metrics = getattr(score, "metrics", None)
@@ -152,96 +183,65 @@ def score_view(score) -> list:
     return [score.reward, score.feedback, json.dumps(score.metrics, sort_keys=True, default=str)]
 
 
-def load_adapter(adapter_py: str, host, gate: Gate):
-    """Import adapter.py as `cap-evolve check` does and build ``Adapter()``."""
-    adir = os.path.dirname(adapter_py)
+def load_again(host, gate: Beyond):
+    """The adapter loaded a second time, as every later cap-evolve step loads it; (module, adapter)."""
+    adir = str(ADAPTER.parent)
     if adir not in sys.path:
         sys.path.insert(0, adir)
     try:
-        spec = importlib.util.spec_from_file_location("forge_project_adapter", adapter_py)
+        spec = importlib.util.spec_from_file_location("forge_project_adapter", ADAPTER)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    except BaseException as exc:  # noqa: BLE001 - report anything, even SystemExit
-        gate.check("adapter loads", False, short(exc), contract=True)
-        return None, None
-    if not hasattr(module, "Adapter"):
-        gate.check("adapter loads", False, "adapter.py must define a class named `Adapter`", contract=True)
-        return module, None
-    try:
         adapter = module.Adapter()
-    except Exception as exc:  # noqa: BLE001
-        gate.check("adapter loads", False, f"Adapter() raised {short(exc)}", contract=True)
-        return module, None
-    gate.check("adapter loads", True, "Adapter() constructed", contract=True)
-    gate.check("Adapter subclasses CapabilityAdapter", isinstance(adapter, host.CapabilityAdapter),
-               "" if isinstance(adapter, host.CapabilityAdapter) else "it does not", contract=False)
+    except BaseException as exc:  # noqa: BLE001
+        gate.check("the adapter loads again after the check", False, short(exc))
+        return None, None
+    ok = isinstance(adapter, host.CapabilityAdapter)
+    gate.check("Adapter subclasses CapabilityAdapter", ok,
+               "" if ok else "cap-evolve's harness calls live(), apply() and materialize() from it")
     return module, adapter
 
 
-def check_stubs(adapter, host, gate: Gate) -> bool:
-    """cap-evolve's stub probe, plus: the probes must not raise at all and must return host types."""
-    Task, Rollout, Score = host.Task, host.Rollout, host.Score
-    probes = {
-        "tasks": lambda m: m("val"),
-        "run_target": lambda m: m(Task(id=PROBE_ID), Path("."), seed=0),
-        "score": lambda m: m(Task(id=PROBE_ID), Rollout(task_id=PROBE_ID)),
-    }
-    stubs, results, raised = [], {}, {}
-    for name, probe in probes.items():
-        method = getattr(adapter, name, None)
-        if method is None:
-            stubs.append(name)
-            continue
-        try:
-            results[name] = probe(method)
-        except NotImplementedError as exc:
-            if "IMPLEMENT ME" in str(exc):
-                stubs.append(name)
-            else:
-                raised[name] = short(exc)
-        except Exception as exc:  # noqa: BLE001 - cap-evolve ignores it; we report it below
-            raised[name] = short(exc)
-    gate.stubs = stubs
-    if not gate.check("required methods implemented", not stubs,
-                      "unimplemented: " + ", ".join(stubs) if stubs else "tasks, run_target, score", contract=True):
-        return False
-    r = results.get("run_target")
-    ok = "run_target" not in raised and isinstance(r, Rollout) and bool(getattr(r, "error", None))
-    detail = raised.get("run_target") or (f"error: {r.error}" if ok else f"returned {r!r}"[:300])
-    gate.check("run_target on an unknown task returns an errored Rollout", ok, detail, contract=False)
-    s = results.get("score")
-    ok = "score" not in raised and isinstance(s, Score)
-    gate.check("score on an empty rollout returns a Score", ok,
-               raised.get("score") or ("" if ok else f"returned {s!r}"[:300]), contract=False)
-    return True
-
-
-def check_tasks(adapter, host, gate: Gate):
-    """tasks('val') as cap-evolve checks it; then 'all', the other splits, and file-safe ids."""
+def check_probes(adapter, host, gate: Beyond) -> None:
+    """cap-evolve's stub probes ignore any exception; a run must not raise on them."""
     try:
-        t1, t2 = adapter.tasks("val"), adapter.tasks("val")
+        r = adapter.run_target(host.Task(id=PROBE_ID), Path("."), seed=0)
+        ok = isinstance(r, host.Rollout) and bool(getattr(r, "error", None))
+        detail = f"error: {r.error}" if ok else f"returned {r!r}"[:300]
     except Exception as exc:  # noqa: BLE001
-        gate.check("tasks('val') nonempty and stable", False, f"raised {short(exc)}", contract=True)
+        ok, detail = False, f"raised {short(exc)}"
+    gate.check("run_target on an unknown task returns an errored Rollout", ok, detail)
+    try:
+        s = adapter.score(host.Task(id=PROBE_ID), host.Rollout(task_id=PROBE_ID))
+        ok = isinstance(s, host.Score)
+        detail = "" if ok else f"returned {s!r}"[:300]
+    except Exception as exc:  # noqa: BLE001
+        ok, detail = False, f"raised {short(exc)}"
+    gate.check("score on an empty rollout returns a Score", ok, detail)
+
+
+def check_tasks(adapter, host, gate: Beyond):
+    """What a real run asks of tasks(): 'all' (the only split it uses), lists, file-safe ids."""
+    try:
+        val = adapter.tasks("val")
+    except Exception as exc:  # noqa: BLE001
+        gate.check("tasks('val') works when loaded again", False, f"raised {short(exc)}")
         return None
-    if not t1 or not isinstance(t1, list) or not all(isinstance(t, host.Task) for t in t1):
-        gate.check("tasks('val') nonempty and stable", False,
-                   "returned an empty list" if not t1 else "must return a list[Task]", contract=True)
-        return None
-    stable = [t.id for t in t1] == [t.id for t in t2]
-    gate.check("tasks('val') nonempty and stable", stable,
-               f"{len(t1)} task(s)" if stable else "not stable across calls", contract=True)
+    ok = isinstance(val, list) and bool(val) and all(isinstance(t, host.Task) for t in val)
+    gate.check("tasks('val') is a nonempty list of Task", ok, "" if ok else f"returned {type(val).__name__}")
     try:
         a1, a2 = adapter.tasks("all"), adapter.tasks("all")
     except Exception as exc:  # noqa: BLE001
-        gate.check("tasks('all') works", False, f"raised {short(exc)}", contract=False)
-        return t1
+        gate.check("tasks('all') works", False, f"raised {short(exc)}")
+        return val if ok else None
     ids = [t.id for t in a1] if isinstance(a1, list) else []
-    ok = bool(ids) and all(isinstance(t, host.Task) for t in a1) and ids == [t.id for t in a2]
-    gate.check("tasks('all') works", ok, f"{len(ids)} task(s), stable" if ok else "empty, not Tasks, or unstable",
-               contract=False)
+    good = (bool(ids) and all(isinstance(t, host.Task) for t in a1) and isinstance(a2, list)
+            and ids == [t.id for t in a2])
+    gate.check("tasks('all') works", good,
+               f"{len(ids)} task(s), stable" if good else "empty, not a list of Task, or unstable")
     bad = [i for i in ids if not isinstance(i, str) or "/" in i or "\\" in i or "\0" in i or i in ("", ".", "..")]
     gate.check("task ids are unique file-safe strings", not bad and len(set(ids)) == len(ids),
-               f"bad: {bad[:3]!r}" if bad else ("duplicates" if len(set(ids)) != len(ids) else ""), contract=False)
+               f"bad: {bad[:3]!r}" if bad else ("duplicates" if len(set(ids)) != len(ids) else ""))
     outside = []
     for split in ("train", "val", "test"):
         try:
@@ -251,31 +251,27 @@ def check_tasks(adapter, host, gate: Gate):
             continue
         if not set(got) <= set(ids):
             outside.append(f"{split} has ids that 'all' lacks")
-    gate.check("every split is part of tasks('all')", not outside, "; ".join(outside), contract=False)
-    return t1
+    gate.check("every split is part of tasks('all')", not outside, "; ".join(outside))
+    return val if ok else None
 
 
-def check_probe_scoring(adapter, host, gate: Gate, task) -> None:
-    """cap-evolve's determinism probe, then: range, metrics, leaks, errored rollouts."""
+def check_probe_scoring(adapter, host, gate: Beyond, task) -> None:
+    """The probe rollout again: a real Score, range, metrics, leaks, errored rollouts."""
     Rollout, Score = host.Rollout, host.Score
     probe = Rollout(task_id=task.id, output=PROBE_OUTPUT)
     try:
         s1, s2 = adapter.score(task, probe), adapter.score(task, probe)
-        r1, r2 = s1.reward, s2.reward
     except Exception as exc:  # noqa: BLE001
-        gate.check("score deterministic on a probe rollout", False, f"raised {short(exc)}", contract=True)
+        gate.check("score returns a Score", False, f"raised {short(exc)}")
         return
-    same = abs(r1 - r2) <= TOLERANCE
-    gate.check("score deterministic on a probe rollout", same,
-               f"probe reward={r1:.4f}" if same else f"{r1} vs {r2} on identical input", contract=True)
     if not (isinstance(s1, Score) and isinstance(s2, Score)):
-        gate.check("score returns a Score", False, f"returned {type(s1).__name__}", contract=False)
+        gate.check("score returns a Score", False, f"returned {type(s1).__name__}")
         return
-    gate.check("probe feedback and metrics identical on rescoring", score_view(s1) == score_view(s2), contract=False)
-    gate.check("reward in [0, 1]", 0.0 <= r1 <= 1.0, f"{r1}", contract=False)
-    gate.check("feedback is nonempty text", isinstance(s1.feedback, str) and bool(s1.feedback.strip()), contract=False)
-    problem = metrics_problem(s1, r1)
-    gate.check("metrics catalog follows cap-evolve's rules", problem is None, problem or "", contract=False)
+    gate.check("probe score identical on rescoring (reward, feedback, metrics)", score_view(s1) == score_view(s2))
+    gate.check("reward in [0, 1]", 0.0 <= s1.reward <= 1.0, f"{s1.reward}")
+    gate.check("feedback is nonempty text", isinstance(s1.feedback, str) and bool(s1.feedback.strip()))
+    problem = metrics_problem(s1, s1.reward)
+    gate.check("metrics catalog follows cap-evolve's rules", problem is None, problem or "")
     gate.fingerprint["probe"] = score_view(s1)
     check_gold(adapter, host, gate, task)
     check_gold_differential(adapter, host, gate, task, probe, "probe")
@@ -283,16 +279,22 @@ def check_probe_scoring(adapter, host, gate: Gate, task) -> None:
         s4 = adapter.score(task, Rollout(task_id=task.id, output=PROBE_OUTPUT, error=INFRA_REASON))
         ok = s4.reward == 0.0 and INFRA_REASON in s4.feedback
         gate.check("an errored rollout scores 0.0 with the reason", ok,
-                   "" if ok else f"reward {s4.reward}, feedback {s4.feedback[:120]!r}", contract=False)
+                   "" if ok else f"reward {s4.reward}, feedback {s4.feedback[:120]!r}")
     except Exception as exc:  # noqa: BLE001
-        gate.check("an errored rollout scores 0.0 with the reason", False, f"raised {short(exc)}", contract=False)
+        gate.check("an errored rollout scores 0.0 with the reason", False, f"raised {short(exc)}")
+    try:
+        s5 = adapter.score(host.Task(id=PROBE_ID, target=task.target), Rollout(task_id=PROBE_ID, output=PROBE_OUTPUT))
+        ok = s5.reward == 0.0
+        gate.check("a task the adapter does not know scores 0.0", ok, "" if ok else f"reward {s5.reward}")
+    except Exception as exc:  # noqa: BLE001
+        gate.check("a task the adapter does not know scores 0.0", False, f"raised {short(exc)}")
 
 
 def with_target(host, task, target):
     return host.Task(id=task.id, input=task.input, target=target, metadata=task.metadata)
 
 
-def check_gold(adapter, host, gate: Gate, task) -> None:
+def check_gold(adapter, host, gate: Beyond, task) -> None:
     """A distinctive gold target never shows in feedback, even when the output repeats it."""
     name = "feedback withholds the gold target, even when the output repeats it"
     for target in (SENTINEL_TEXT, SENTINEL):
@@ -300,16 +302,16 @@ def check_gold(adapter, host, gate: Gate, task) -> None:
         try:
             fb = adapter.score(with_target(host, task, target), host.Rollout(task_id=task.id, output=output)).feedback
         except Exception as exc:  # noqa: BLE001
-            gate.check(name, False, f"score raised {short(exc)}", contract=False)
+            gate.check(name, False, f"score raised {short(exc)}")
             return
         found = leaked(fb, target)
         if found:
-            gate.check(name, False, f"feedback contains {found!r}", contract=False)
+            gate.check(name, False, f"feedback contains {found!r}")
             return
-    gate.check(name, True, contract=False)
+    gate.check(name, True)
 
 
-def check_gold_differential(adapter, host, gate: Gate, task, rollout, what: str) -> None:
+def check_gold_differential(adapter, host, gate: Beyond, task, rollout, what: str) -> None:
     """The task's real target shows no more often than when the target is replaced by a sentinel.
 
     Short targets (``0``, ``A``) may coincide with words or numbers of the
@@ -322,13 +324,13 @@ def check_gold_differential(adapter, host, gate: Gate, task, rollout, what: str)
         real = adapter.score(task, rollout).feedback
         other = adapter.score(with_target(host, task, SENTINEL), rollout).feedback
     except Exception as exc:  # noqa: BLE001
-        gate.check(name, False, f"score raised {short(exc)}", contract=False)
+        gate.check(name, False, f"score raised {short(exc)}")
         return
     more = gold_count(real, task.target) > gold_count(other, task.target)
-    gate.check(name, not more, f"feedback contains {leaked(real, task.target)!r}" if more else "", contract=False)
+    gate.check(name, not more, f"feedback contains {leaked(real, task.target)!r}" if more else "")
 
 
-def check_replay(module, adapter, host, gate: Gate) -> None:
+def check_replay(module, adapter, host, gate: Beyond) -> None:
     """Run one real task (replaying its recorded trace) and score it: a reward in range, twice the same."""
     agent = getattr(module, "AGENT", None)
     if not isinstance(agent, dict):
@@ -357,7 +359,7 @@ def check_replay(module, adapter, host, gate: Gate) -> None:
             break
         else:
             gate.check("a replayed task runs and scores", False,
-                       "no task's recorded trace could be replayed: " + "; ".join(errors[:3]), contract=False)
+                       "no task's recorded trace could be replayed: " + "; ".join(errors[:3]))
             return
     if errors:
         gate.notes.append(f"{len(errors)} task(s) before {task.id!r} did not replay, e.g. {errors[0]}")
@@ -366,76 +368,48 @@ def check_replay(module, adapter, host, gate: Gate) -> None:
         serial = ""
     except (TypeError, ValueError) as exc:
         serial = short(exc)
-    gate.check("the rollout is plain JSON (cap-evolve saves it)", not serial, serial, contract=False)
+    gate.check("the rollout is plain JSON (cap-evolve saves it)", not serial, serial)
     try:
         s1, s2 = adapter.score(task, rollout), adapter.score(task, rollout)
     except Exception as exc:  # noqa: BLE001
-        gate.check("a replayed task runs and scores", False, f"score raised {short(exc)}", contract=False)
+        gate.check("a replayed task runs and scores", False, f"score raised {short(exc)}")
         return
     ok = isinstance(s1, host.Score) and 0.0 <= s1.reward <= 1.0 and score_view(s1) == score_view(s2)
     gate.check("a replayed task runs and scores", ok,
-               f"task {task.id!r}: reward {s1.reward:.4f}, {len(rollout.tool_calls)} tool call(s)", contract=False)
+               f"task {task.id!r}: reward {s1.reward:.4f}, {len(rollout.tool_calls)} tool call(s)")
     problem = metrics_problem(s1, s1.reward)
-    gate.check("replay metrics follow cap-evolve's rules", problem is None, problem or "", contract=False)
+    gate.check("replay metrics follow cap-evolve's rules", problem is None, problem or "")
     check_gold_differential(adapter, host, gate, task, rollout, "replay")
     gate.fingerprint["replay"] = [task.id, json.dumps(rollout.to_dict(), sort_keys=True, default=str)] + score_view(s1)
 
 
-def check_materialize(adapter, gate: Gate) -> None:
-    """cap-evolve calls materialize(sandbox) without edits; a failure is only a note."""
-    with tempfile.TemporaryDirectory(prefix="mapc-sandbox-") as sandbox:
-        try:
-            adapter.materialize(Path(sandbox))
-            gate.notes.append("materialize() callable")
-        except Exception as exc:  # noqa: BLE001
-            gate.notes.append(f"materialize() probe raised (may be expected): {short(exc)}")
-
-
-def check_with_host(host, adapter_py: str, gate: Gate) -> None:
-    """With cap-evolve installed, also run its own `check` on a project holding this adapter."""
+def run_beyond(report_dir: Path) -> None:
+    gate = Beyond()
     try:
-        from cap_evolve.check import run_check
-    except ImportError:
-        return
-    with tempfile.TemporaryDirectory(prefix="mapc-capevolve-project-") as project:
-        os.symlink(os.path.dirname(adapter_py), os.path.join(project, "adapters"))
-        try:
-            rep = run_check(Path(project))
-            data = rep.to_dict() if hasattr(rep, "to_dict") else dict(rep)
-        except Exception as exc:  # noqa: BLE001
-            gate.check("cap-evolve's own check", False, f"raised {short(exc)}", contract=True)
-            return
-    gate.check("cap-evolve's own check", bool(data.get("ok")), "; ".join(data.get("problems") or []), contract=True)
-    gate.notes += [f"cap-evolve: {n}" for n in data.get("notes") or []]
+        import cap_evolve as host
 
-
-def run(adapter_py: str, standin: str, gate: Gate) -> None:
-    host = import_host(standin, gate)
-    module, adapter = load_adapter(adapter_py, host, gate)
-    if adapter is None:
-        return
-    if not check_stubs(adapter, host, gate):
-        return
-    val = check_tasks(adapter, host, gate)
-    if val:
-        check_probe_scoring(adapter, host, gate, val[0])
-        check_replay(module, adapter, host, gate)
-    check_materialize(adapter, gate)
-    if gate.host["kind"] == "installed":
-        check_with_host(host, adapter_py, gate)
+        module, adapter = load_again(host, gate)
+        if adapter is not None:
+            check_probes(adapter, host, gate)
+            val = check_tasks(adapter, host, gate)
+            if val:
+                check_probe_scoring(adapter, host, gate, val[0])
+                check_replay(module, adapter, host, gate)
+    except BaseException as exc:  # noqa: BLE001 - the report must always be written
+        gate.check("mapc's checks finished", False, short(exc))
+        sys.stderr.write(traceback.format_exc())
+    write_json(report_dir / "beyond.json", gate.report())
 
 
 def main(argv: list[str]) -> int:
-    adapter_py, standin, report_path = argv[1:4]
-    gate = Gate()
-    try:
-        run(os.path.abspath(adapter_py), standin, gate)
-    except BaseException as exc:  # noqa: BLE001 - the report must always be written
-        gate.check("validator finished", False, short(exc), contract=False)
-        sys.stderr.write(traceback.format_exc())
-    with open(report_path, "w", encoding="utf-8") as fh:
-        json.dump(gate.report(), fh, ensure_ascii=False, default=str)
-    return 0
+    host_dir, report_dir = argv[1], Path(argv[2])
+    # as under `python -c`: the working directory first; cap_evolve where site-packages would be
+    sys.path.insert(0, "")
+    sys.path.append(host_dir)
+    code = run_host_check(report_dir)
+    if (report_dir / "check.json").is_file() and json.loads((report_dir / "check.json").read_text())["completed"]:
+        run_beyond(report_dir)
+    return code
 
 
 if __name__ == "__main__":
