@@ -19,3 +19,12 @@ def real_rlviz() -> Path:
 def real_capevolve() -> Path:
     """The real cap-evolve folder with ``check.sh`` and ``run.sh`` (skips, or fails in CI)."""
     return hosts.require_capevolve()
+
+
+@pytest.fixture(scope="session")
+def real_capevolve_venv(real_capevolve) -> Path:
+    """The virtual environment check.sh and run.sh run cap-evolve in, created once (under a
+    file lock: pytest-xdist workers would otherwise race to create it)."""
+    from capevolve_host import ensure_venv
+
+    return ensure_venv(real_capevolve)
