@@ -44,12 +44,16 @@ def resolve_target(name: str) -> Target:
 
 
 def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[ir.Spec | None, Diagnostics]:
-    """Load a spec and run the target's own checks on it."""
+    """Load a spec, check it against its fixtures, and run the target's own checks on it."""
+    from mapc.spec.fixture_check import check_fixtures
+
     spec, diags = load_spec(spec_path)
+    if spec is not None:
+        diags.extend(check_fixtures(spec))
     if spec is not None and target is not None:
         diags.extend(target.check(spec))
-        if not diags.ok:
-            spec = None
+    if not diags.ok:
+        spec = None
     return spec, diags
 
 

@@ -117,7 +117,9 @@ def check(
     _emit_diags(diags, as_json, spec=str(spec))
     if not as_json and diags.ok:
         warn = f" ({len(diags.warnings)} warning(s))" if diags.warnings else ""
-        typer.echo(f"ok: {spec} is a valid mapc spec{warn}", err=True)
+        unchecked = "" if loaded is None or loaded.fixtures else (
+            "; no fixtures, so the fields it reads were not checked against a sample")
+        typer.echo(f"ok: {spec} is a valid mapc spec{warn}{unchecked}", err=True)
     raise typer.Exit(EXIT_OK if diags.ok else EXIT_FINDINGS)
 
 
@@ -219,8 +221,10 @@ def run(
         ok, error, st = run_mapping(loaded, source, buf)
         records = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
         typer.echo(json.dumps({"ok": ok, "error": error, "warnings": st.warnings,
-                               "warning_messages": st.messages, "records": records}, ensure_ascii=False))
+                               "warning_messages": st.messages, "records": records,
+                               "diagnostics": [d.to_dict() for d in diags]}, ensure_ascii=False))
         raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
+    _emit_diags(diags.warnings, False)  # the spec's own warnings (fixture checks), before the mapping's
     ok, error, st = run_mapping(loaded, source)
     for message in st.messages:
         typer.echo(f"warning: {message}", err=True)

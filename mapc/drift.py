@@ -29,7 +29,8 @@ MAX_LISTED = 100
 
 @dataclass(frozen=True)
 class DriftItem:
-    kind: str  # missing | type_changed | type_added | not_seen | unchecked | probe | mapping_error | rule | new_field | unmapped
+    kind: str  # missing | type_changed | type_added | not_seen | never_seen | unchecked | probe | mapping_error | rule
+    #          | new_field | unmapped
     path: str
     message: str
     breaking: bool
@@ -91,7 +92,9 @@ def _variants(segs: tuple[str, ...]) -> list[tuple[str, ...]]:
             return out
 
 
-class _Index:
+class PathIndex:
+    """Looks field paths up in a profile, as expressions read them (`*` and `[][]` included)."""
+
     def __init__(self, prof: Profile):
         self.fields = {segments(p): (p, set(s.types)) for p, s in prof.fields.items()}
 
@@ -166,16 +169,33 @@ def drift(spec_path: str | Path, sample: str | Path):
     reads = spec_reads(spec)
     paths = read_paths(reads)
     approximate = {r.path for r in reads if not r.exact}
-    new_ix = _Index(new)
-    base_ix = [_Index(b) for b in baseline]
+    new_ix = PathIndex(new)
+    base_ix = [PathIndex(b) for b in baseline]
+    seen = {r.path for r in reads if new_ix.lookup(r.path) or any(b.lookup(r.path) for b in base_ix)}
+    covered = _covered_elsewhere(reads, seen)
     for path, read_by in paths.items():
-        report.items += _check_path(path, tuple(read_by), path in approximate, new_ix, base_ix)
+        items = _check_path(path, tuple(read_by), path in approximate, new_ix, base_ix)
+        report.items += [i for i in items if not (i.kind == "never_seen" and path in covered)]
     report.items += _check_behaviour(spec, Path(sample), fixtures)
     report.items += _unread_fields(new, baseline, _read_cover(paths))
     return report, diags
 
 
-def _check_path(path, read_by, approximate, new_ix: _Index, base_ix: list[_Index]) -> list[DriftItem]:
+def _covered_elsewhere(reads, seen: set[str]) -> set[str]:
+    """Paths that stand for one written path among several (a loop over ``concat(a, b)``
+    reads ``x`` as ``a[].x`` and ``b[].x``) of which another is in a sample."""
+    alternatives: dict[tuple[str, str], set[str]] = {}
+    for r in reads:
+        for written in r.fields:
+            alternatives.setdefault((r.where, written), set()).add(r.path)
+    out: set[str] = set()
+    for group in alternatives.values():
+        if len(group) > 1 and group & seen:
+            out |= group - seen
+    return out
+
+
+def _check_path(path, read_by, approximate, new_ix: PathIndex, base_ix: list[PathIndex]) -> list[DriftItem]:
     shown = path or "(the whole record)"
     now = new_ix.lookup(path)
     before: set[str] | None = None
@@ -183,8 +203,9 @@ def _check_path(path, read_by, approximate, new_ix: _Index, base_ix: list[_Index
         seen = [b.lookup(path) for b in base_ix]
         before = set().union(*(s[1] for s in seen if s)) if any(seen) else None
     if now is None:
-        if base_ix and before is None:
-            return []  # never in the fixtures either: an optional field, nothing to compare
+        if base_ix and before is None and not approximate:  # not a change, but not "there" either
+            return [DriftItem("never_seen", shown, "neither the fixtures nor the new sample have it: an optional "
+                              "field, or a read that maps nothing (`mapc check` points at typos)", False, read_by)]
         if approximate:
             return [DriftItem("unchecked", shown, "not in the sample; read through a computed value, so the "
                               "path is a best guess", False, read_by)]
@@ -267,7 +288,9 @@ def format_drift(r: DriftReport) -> str:
     lines = [f"mapc drift: {r.spec} vs {r.sample} ({r.records} {unit} profiled; {base})"]
     groups = [
         ("BREAKING", [i for i in r.items if i.breaking]),
-        ("CHANGED, not breaking", [i for i in r.items if not i.breaking and i.kind not in ("new_field", "unmapped")]),
+        ("CHANGED, not breaking", [i for i in r.items if not i.breaking
+                                   and i.kind not in ("new_field", "unmapped", "never_seen")]),
+        ("READ, BUT IN NO SAMPLE", [i for i in r.items if i.kind == "never_seen"]),
         ("FIELDS THE SPEC DOES NOT READ", [i for i in r.items if i.kind in ("new_field", "unmapped")]),
     ]
     for title, items in groups:

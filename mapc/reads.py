@@ -13,7 +13,8 @@ read inside it a best guess: they are marked ``exact=False``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from mapc.spec import ir
 
@@ -30,6 +31,9 @@ class Read:
     where: str  # the spec path of the expression, e.g. "records.case.id"
     source: str  # "trace", or "sibling:<name>" for a sibling file
     exact: bool = True
+    #: the paths as the expression writes them (``text``, ``$step.text``), and the expression
+    fields: tuple[str, ...] = field(default=(), compare=False)
+    expr: Any = field(default=None, compare=False, repr=False)  # ir.Expr; None for probe.require
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,14 @@ class _Walker:
     def __init__(self, spec: ir.Spec):
         self.spec = spec
         self.found: dict[tuple[str, str, str], bool] = {}
+        self.written: dict[tuple[str, str, str], set[str]] = {}
+        self.exprs: dict[str, ir.Expr] = {}
 
-    def add(self, path: str, where: str, source: str, exact: bool) -> None:
+    def add(self, path: str, where: str, source: str, exact: bool, written: str | None = None) -> None:
         key = (path, where, source)
         self.found[key] = self.found.get(key, True) and exact
+        if written is not None:
+            self.written.setdefault(key, set()).add(written)
 
     # -- expressions --------------------------------------------------------------
     def resolve(self, fp: str, base: Base | None, env: dict[str, Base]) -> tuple[str, Base | None, str]:
@@ -86,12 +94,13 @@ class _Walker:
     def expr(self, e: ir.Expr | None, base: Base | None, env: dict[str, Base]) -> None:
         if e is None:
             return
+        self.exprs[e.where] = e
         for fp in e.compiled.field_paths:
             rel, b, source = self.resolve(fp, base, env)
             if b is None:
                 continue
             for p in b.paths:
-                self.add(join(p, rel), e.where, source, b.exact)
+                self.add(join(p, rel), e.where, source, b.exact, fp)
 
     def value(self, v, base: Base | None, env: dict[str, Base]) -> None:
         if isinstance(v, ir.Expr):
@@ -125,7 +134,7 @@ class _Walker:
         minimal = tuple(sorted(p for p in set(paths)
                                if not any(q != p and (p.startswith(q + ".") or p.startswith(q + "[")) for q in paths)))
         plain = e.compiled.path is not None or text.startswith("$")
-        exact = exact and (plain or set(e.compiled.functions) <= _PASS_THROUGH)
+        exact = exact and (plain or set(e.compiled.functions) <= _PASS_THROUGH) and not e.compiled.builds_values
         if elements:  # a projection's paths already name its elements; a plain array does not
             minimal = tuple(p if "[]" in p and not plain else p + "[]" for p in minimal)
         return Base(minimal, exact)
@@ -203,7 +212,8 @@ class _Walker:
                     self.value(v, base, env)
                 self.signals(t.signals, base, env)
                 self.artifacts(t.artifacts, base, env)
-        return sorted((Read(p, w, s, exact) for (p, w, s), exact in self.found.items()),
+        return sorted((Read(p, w, s, exact, tuple(sorted(self.written.get((p, w, s), ()))), self.exprs.get(w))
+                       for (p, w, s), exact in self.found.items()),
                       key=lambda r: (r.source != "trace", r.source, r.path, r.where))
 
 

@@ -24,7 +24,7 @@ from .compiler import FunctionCompiler, InlineCompiler, helpers_in, literal_sour
 from .errors import ERROR_KINDS, ExpressionError
 from .functions import FUNCTIONS, FunctionSignature, Param
 from .parser import parse
-from .paths import field_paths, is_constant, outer_function, plain_path, string_test
+from .paths import builds_values, field_paths, is_constant, outer_function, plain_path, string_test, tested_paths
 from .variables import rewrite_variables
 
 ExpressionTypeError = _rt.ExpressionTypeError
@@ -68,6 +68,8 @@ class CompiledExpression:
         functions: names of the functions called (sorted).
         helpers: runtime units (:mod:`mapc.runtime.jmespath_rt`) the function calls.
         field_paths: source field paths read, e.g. ``("messages[].role",)``.
+        tested_paths: those read only in tests or alternatives (``x == 'a'``, ``a || b``).
+        builds_values: the expression builds lists or objects (``[a, b]``, ``{k: a}``).
         path: field names when the expression is a plain chain like ``a.b``, else None.
         string_test: ``(field names, text)`` when the expression is ``a.b == 'text'``, else None.
         outer_function: the function whose result is the value (``iso8601(ts)``), else None.
@@ -86,6 +88,8 @@ class CompiledExpression:
         self.constant = constant
         self.boolean = boolean
         self.field_paths = field_paths(ast)
+        self.tested_paths = tested_paths(ast)
+        self.builds_values = builds_values(ast)
         self.path = plain_path(ast)
         self.string_test = string_test(ast)
         self.outer_function = outer_function(ast)
@@ -100,6 +104,11 @@ class CompiledExpression:
 
     def __call__(self, data, scope=None):
         return self._function(data, scope)
+
+    @property
+    def ast(self) -> dict:
+        """The checked syntax tree; ``position`` keys are columns of the variable-rewritten text."""
+        return self._ast
 
     def __repr__(self) -> str:
         return f"CompiledExpression({self.text!r})"

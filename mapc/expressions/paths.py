@@ -21,13 +21,27 @@ def _join(base: str | None, name: str) -> str | None:
     return f"{base}.{name}" if base else name
 
 
+#: Functions whose arguments are looked at, not mapped: a missing field is an answer.
+_TESTING_FUNCTIONS = frozenset({"type", "not_null", "contains", "starts_with", "ends_with"})
+
+
 class _PathCollector:
     def __init__(self) -> None:
         self.paths: set[str] = set()
+        self.mapped: set[str] = set()  # read outside any test or alternative
+        self.tests = 0  # depth of tests (comparisons, `!`, `&&`, `||`, filters) around the node
 
     def consume(self, path: str | None) -> None:
         if path:  # "" is @ itself and None is a computed value
             self.paths.add(path)
+            if not self.tests:
+                self.mapped.add(path)
+
+    def tested(self, node: dict, ctx: str | None) -> None:
+        """Visit ``node`` as a test or an alternative: its paths may be absent by design."""
+        self.tests += 1
+        self.consume(self.visit(node, ctx))
+        self.tests -= 1
 
     def visit(self, node: dict, ctx: str | None) -> str | None:
         """Record what ``node`` reads when applied to ``ctx``; return its own path."""
@@ -57,7 +71,7 @@ class _PathCollector:
             suffix = ".*" if kind == "value_projection" else "[]"
             element = None if base is None else (base + suffix).lstrip(".")
             if kind == "filter_projection":
-                self.consume(self.visit(children[2], element))
+                self.tested(children[2], element)
             return self.visit(children[1], element)
         if kind in ("multi_select_list", "multi_select_dict"):
             for child in children:
@@ -67,16 +81,19 @@ class _PathCollector:
             return self.visit(children[0], ctx)
         if kind in ("comparator", "and_expression", "or_expression", "not_expression"):
             for child in children:
-                self.consume(self.visit(child, ctx))
+                self.tested(child, ctx)
             return None
         if kind == "function_expression":
             array_arg = _EXPREF_ARRAY_ARG.get(node["value"], 0)
+            testing = node["value"] in _TESTING_FUNCTIONS
+            self.tests += testing
             arg_paths = [
                 None if child["type"] == "expref" else self.visit(child, ctx)
                 for child in children
             ]
             for path in arg_paths:
                 self.consume(path)
+            self.tests -= testing
             for child in children:
                 if child["type"] == "expref":
                     base = arg_paths[array_arg] if array_arg < len(arg_paths) else None
@@ -93,6 +110,22 @@ def field_paths(node: dict) -> tuple[str, ...]:
     collector = _PathCollector()
     collector.consume(collector.visit(node, ""))
     return tuple(sorted(collector.paths))
+
+
+def tested_paths(node: dict) -> tuple[str, ...]:
+    """The field paths read only in tests or alternatives (``x == 'a'``, ``a || b``,
+    ``[?x]``, ``type(x)``): paths whose absence the expression expects."""
+    collector = _PathCollector()
+    collector.consume(collector.visit(node, ""))
+    return tuple(sorted(collector.paths - collector.mapped))
+
+
+def builds_values(node: dict) -> bool:
+    """Whether the expression builds lists or objects (``[a, b]``, ``{x: a}``): its value
+    is then not an element of the arrays it reads."""
+    if node["type"] in ("multi_select_list", "multi_select_dict"):
+        return True
+    return any(builds_values(c) for c in node.get("children", []) if isinstance(c, dict))
 
 
 def plain_path(node: dict) -> tuple[str, ...] | None:

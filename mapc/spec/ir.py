@@ -276,6 +276,7 @@ class Spec:
     files: tuple[str, ...]  # every file the spec was read from (extends chain)
     digest: str  # SHA-256 of the normalized spec data
     locate: Any = field(default=None, compare=False, repr=False)  # (path, key=False) -> Mark
+    locate_in: Any = field(default=None, compare=False, repr=False)  # (path, offset in the value) -> Mark
 
     def diag(self, code: str, path: PathT, message: str, *, hint: str | None = None,
              severity: str = "error", key: bool = False):

@@ -476,11 +476,15 @@ class Builder:
             for e in [x for v in values if v is not None for x in iter_exprs(v)]:
                 relative = [p for p in e.compiled.field_paths if not p.startswith("$")]
                 if relative:
+                    word = relative[0]
+                    bare = e.text.strip() == word and word.isidentifier()  # `status: completed`
+                    hint = (f"did you mean the text '{word}'? write \"'{word}'\"; to read a field of each "
+                            "line, move this key to the level with `each: \"@\"`" if bare else
+                            "use $source (e.g. $source.name) or move this field to the level "
+                            "with `each: \"@\"`")
                     self.error("jsonl_above_lines", e.path,
-                               f"reads `{relative[0]}`, but on a jsonl source records.{name} is above the "
-                               "lines, so there is no current line here",
-                               hint="use $source (e.g. $source.name) or move this field to the level "
-                               "with `each: \"@\"`")
+                               f"reads `{word}`, but on a jsonl source records.{name} is above the "
+                               "lines, so there is no current line here", hint=hint)
 
     @staticmethod
     def _template_problem(text: str, allowed) -> str | None:
@@ -860,6 +864,7 @@ class Builder:
             files=tuple(sorted(self.spec.texts)),
             digest=_digest(data, self.referenced_files),
             locate=self.spec.mark,
+            locate_in=self.spec.expression_mark,
         )
 
     def _line_level(self, source: ir.Source, levels, events) -> str | None:

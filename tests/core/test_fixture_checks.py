@@ -1,0 +1,164 @@
+"""Specs checked against their fixtures before anything is built (`mapc check`, `build`, `run`).
+
+Each folder under tests/cases/fixture_checks holds `spec.yaml`, its fixture and
+`expected.json`: the diagnostics `mapc check` gives (code, severity, position,
+spec path, message, hint), or `[]` for reads the fixtures need not have.
+Regenerate after an intended wording change with MAPC_UPDATE_GOLDENS=1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from golden import assert_golden
+from mapc.build import load_checked
+from mapc.spec import load_spec
+from mapc.spec.fixture_check import CHECK_BYTES, check_fixtures, sniff, typo_of
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "cases" / "fixture_checks"
+CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "spec.yaml").is_file())
+SPECS = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/**/spec*.yaml"))
+
+
+def _diagnostics(case: Path) -> list[dict]:
+    _, diags = load_checked(case / "spec.yaml")
+    out = []
+    for d in diags:
+        item = d.to_dict()
+        item["file"] = Path(item["file"]).name if "file" in item else None
+        out.append(item)
+    return out
+
+
+def _mapc(*args, cwd: Path):
+    """The command line, in process (a subprocess per call would cost seconds)."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from mapc.cli import app
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, [str(a) for a in args])
+    finally:
+        os.chdir(here)
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
+def test_fixture_check_cases(case: Path):
+    actual = _diagnostics(case)
+    for d in actual:
+        assert d["line"] >= 1 and d["column"] >= 1 and d["message"], d
+    assert_golden(case / "expected.json", json.dumps(actual, indent=2, ensure_ascii=False) + "\n")
+
+
+def test_every_mistake_class_has_a_case():
+    codes = {d["code"] for case in CASE_DIRS for d in json.loads((case / "expected.json").read_text())}
+    assert {"not_in_fixtures", "type_mismatch", "container_mismatch", "jsonl_above_lines"} <= codes
+    assert any(json.loads((c / "expected.json").read_text()) == [] for c in CASE_DIRS), "a no-false-positive case"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[str(p.relative_to(ROOT)) for p in SPECS])
+def test_no_library_or_example_spec_gets_a_fixture_warning(spec: Path):
+    loaded, diags = load_spec(spec)
+    assert loaded is not None, [d.format() for d in diags]
+    assert [d.format() for d in check_fixtures(loaded)] == []
+
+
+def test_the_issue_example_status_completed_on_a_json_source():
+    """`status: completed` once passed check, run and build silently; now each says it."""
+    case = CASES / "status-bare-word"
+    check = _mapc("check", "spec.yaml", cwd=case)
+    assert check.exit_code == 0, check.stderr
+    assert "reads a field `completed` that no fixture has" in check.stderr
+    assert "did you mean the text 'completed'? write \"'completed'\"" in check.stderr
+    assert "1 warning(s)" in check.stderr
+    run = _mapc("run", "spec.yaml", "sample.json", cwd=case)
+    assert run.exit_code == 0 and "warning[not_in_fixtures]" in run.stderr, run.stderr
+    as_json = json.loads(_mapc("run", "--json", "spec.yaml", "sample.json", cwd=case).stdout)
+    assert [d["code"] for d in as_json["diagnostics"]] == ["not_in_fixtures"]
+
+
+def test_a_wrong_container_stops_the_build_at_the_spec(tmp_path: Path):
+    case = CASES / "container-json-on-jsonl"
+    proc = _mapc("build", "spec.yaml", "--target", "rlviz", "-o", tmp_path / "out", cwd=case)
+    assert proc.exit_code == 1
+    assert "spec.yaml:5:14: error[container_mismatch] source.container" in proc.stderr
+    assert "write `container: jsonl`" in proc.stderr and "phase probe" not in proc.stderr
+    assert not (tmp_path / "out").exists(), "nothing is written for a spec with errors"
+
+
+def test_check_says_when_there_is_no_fixture_to_check_against(tmp_path: Path):
+    spec = (CASES / "status-bare-word" / "spec.yaml").read_text().replace("fixtures: [sample.json]\n", "")
+    (tmp_path / "spec.yaml").write_text(spec)
+    proc = _mapc("check", "spec.yaml", cwd=tmp_path)
+    assert proc.exit_code == 0 and "warning" not in proc.stderr
+    assert "no fixtures, so the fields it reads were not checked against a sample" in proc.stderr
+
+
+def test_a_fixture_past_the_bound_proves_no_absence(tmp_path: Path):
+    """Profiling is bounded: a fixture cut by the bound gives no missing-field warnings."""
+    row = json.dumps({"type": "message", "text": "x" * 1000})
+    (tmp_path / "big.jsonl").write_text((row + "\n") * (CHECK_BYTES // 1000 + 10))
+    spec = (CASES / "field-typo" / "spec.yaml").read_text().replace("sample.jsonl", "big.jsonl")
+    (tmp_path / "spec.yaml").write_text(spec)
+    loaded, diags = load_spec(tmp_path / "spec.yaml")
+    assert loaded is not None and check_fixtures(loaded) == []
+    (tmp_path / "big.jsonl").write_text(row + "\n")
+    assert [d.code for d in check_fixtures(load_spec(tmp_path / "spec.yaml")[0])] == ["not_in_fixtures"]
+
+
+def test_fields_of_a_library_spec_are_not_the_extending_specs_business(tmp_path: Path):
+    """A project extending a library spec with its own, smaller fixture is not told about the
+    library's optional fields; its own reads are still checked."""
+    sample = ROOT / "specs" / "fixtures" / "verifiers-results" / "results.jsonl"
+    first = sample.read_text().splitlines()[0]
+    row = json.loads(first)
+    row.pop("info", None)
+    (tmp_path / "mine.jsonl").write_text(json.dumps(row) + "\n")
+    (tmp_path / "spec.yaml").write_text(
+        "mapc: 1\nname: mine\nextends: verifiers-results\nfixtures: [mine.jsonl]\n"
+        "records:\n  trajectory:\n    final_output: final_answer\n")
+    loaded, diags = load_spec(tmp_path / "spec.yaml")
+    assert loaded is not None, [d.format() for d in diags]
+    found = check_fixtures(loaded)
+    assert [(d.code, d.path, Path(d.file).name) for d in found] == [
+        ("not_in_fixtures", "records.trajectory.final_output", "spec.yaml")], [d.format() for d in found]
+
+
+@pytest.mark.parametrize("text, cut, kind", [
+    ('{"a": 1}\n', False, "json-line"),
+    ('{\n  "a": 1\n}\n', False, "json"),
+    ('{"a": 1}\n{"a": 2}\n', False, "jsonl"),
+    ('not json\n{"a": 1}\n{"a": 2}\n', False, "jsonl"),
+    ('{\n  "a": [1, 2,', True, "json"),
+    ("a,b\n1,2\n", False, "other"),
+    ('{"a": 1}{"a": 2}', False, "other"),
+])
+def test_sniff_tells_documents_from_lines(text, cut, kind):
+    assert sniff(text, cut) == kind
+
+
+def test_typo_of_counts_edits_and_transpositions():
+    assert typo_of("tpye", ["type", "text"]) == ["type"]
+    assert typo_of("txt", ["text", "type"]) == ["text"]
+    assert typo_of("parent_id", ["span_id"]) == []
+    assert typo_of("tool_call_id", ["tool_calls"]) == []
+
+
+def test_drift_never_claims_every_field_is_there_when_one_is_in_no_sample(tmp_path: Path):
+    from mapc.drift import drift, format_drift
+
+    case = CASES / "field-typo"
+    report, _ = drift(case / "spec.yaml", case / "sample.jsonl")
+    never = [i for i in report.items if i.kind == "never_seen"]
+    assert [i.path for i in never] == ["txt"] and not report.breaking
+    text = format_drift(report)
+    assert "every field the spec reads is there" not in text
+    assert "READ, BUT IN NO SAMPLE (1)" in text and "never_seen" in text
