@@ -21,7 +21,7 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
-        pytest.fail(f"shared materials not found at {SHARED}")
+        pytest.fail(f"vendored test data not found at {SHARED}")
     return SHARED
 
 

@@ -1,30 +1,18 @@
-"""Where the shared materials (host fixtures, trace corpus, JMESPath suite) are.
+"""Where the third-party test data (host fixtures, trace corpus, JMESPath suite) is.
 
-They live next to the repository as ``../shared``. A clone elsewhere can point
-at them with ``MAPC_SHARED_DIR``; this machine's copy at /work/shared is the
-last resort. Tests fail (never skip) when none is found.
+It is vendored in ``tests/data/`` (provenance and licences in
+``tests/data/README.md``), so a clone with nothing beside it runs the whole
+suite. Only the real hosts of the conformance tests live outside the
+repository; ``tests/hosts.py`` finds those.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _locate() -> Path:
-    candidates = []
-    if os.environ.get("MAPC_SHARED_DIR"):
-        candidates.append(Path(os.environ["MAPC_SHARED_DIR"]))
-    candidates += [ROOT.parent / "shared", Path("/work/shared")]
-    for candidate in candidates:
-        if (candidate / "corpus").is_dir() and (candidate / "upstream").is_dir():
-            return candidate.resolve()
-    return candidates[0]
-
-
-SHARED = _locate()
+SHARED = ROOT / "tests" / "data"
 CORPUS = SHARED / "corpus"
 UPSTREAM = SHARED / "upstream"
 RLVIZ_FIXTURES = UPSTREAM / "rlviz" / "fixtures"

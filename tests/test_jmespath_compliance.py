@@ -2,8 +2,8 @@
 
 Every case (except the ``bench`` ones) must give the expected result, compared
 with types (bool is not int, int is not float), or raise an error of the
-expected category.  The suite lives outside the repository, in
-``shared/upstream/jmespath-compliance`` next to the checkout.
+expected category.  The suite is vendored in
+``tests/data/upstream/jmespath-compliance`` (provenance in ``tests/data/README.md``).
 """
 
 from __future__ import annotations

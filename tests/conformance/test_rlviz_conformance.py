@@ -3,7 +3,7 @@
 Each spec (``examples/*/spec*.yaml`` and ``specs/*.yaml``) is built once for
 ``rlviz``; the plugin is then validated by the real ``rlviz-validate`` (RLViz's
 own Go code) on each of its fixtures (``testdata/cases.json``) and on each
-corpus trace of its format (``shared/corpus/<format>/``, the files the library
+corpus trace of its format (``tests/data/corpus/<format>/``, the files the library
 tests list for that format). mapc's built-in validator must give the same
 verdict and the same report: records, warnings, format and digest.
 """

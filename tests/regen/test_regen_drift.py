@@ -1,7 +1,7 @@
 """`mapc drift` on corpus traces whose schema was changed, and the profiler it shares with `mapc init`.
 
 Each folder under tests/cases/drift holds `case.json`: the spec (repository path, or a file in
-the case folder), the sample (a corpus file under ../shared/corpus, or `local:NAME` in the case
+the case folder), the sample (a corpus file under tests/data/corpus, or `local:NAME` in the case
 folder) and the schema edits applied to every record before profiling; `expected.json` is the
 drift report (golden).
 """
