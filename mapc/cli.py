@@ -343,11 +343,34 @@ def drift(
 
 @app.command()
 @guarded
-def schema(as_json: bool = JsonOpt) -> None:
-    """Print the JSON Schema of specs (for yaml-language-server and other editors)."""
+def schema(
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write it to this file (e.g. "
+                                       ".mapc/spec.schema.json) instead of printing it."),
+    force: bool = typer.Option(False, "--force", help="Overwrite a file there that is not a mapc spec schema."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Print the JSON Schema of specs (for yaml-language-server and other editors).
+
+    Point a spec at the written file with a first line
+    `# yaml-language-server: $schema=<path relative to the spec>`.
+    """
     from mapc.spec.schema import schema_json
 
-    sys.stdout.write(schema_json())
+    if out is None:
+        sys.stdout.write(schema_json())
+        raise typer.Exit(EXIT_OK)
+    from mapc.build import UsageError
+    from mapc.editor import SchemaFileError, write_schema
+
+    try:
+        status = write_schema(out, force=force)
+    except SchemaFileError as exc:
+        raise UsageError(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({"ok": True, "out": str(out), "status": status}))
+    else:
+        typer.echo(f"{'wrote' if status == 'written' else 'already current:'} {out}", err=True)
+    raise typer.Exit(EXIT_OK)
 
 
 @app.command("specs")
@@ -389,6 +412,7 @@ def init(
         draft = init_spec(sample, spec_dir=out.parent if out else Path.cwd(), name=name, use_library=not no_library)
         if out is not None:
             write_spec(draft.text, out, force=force)
+            draft.notes.append(_write_project_schema(draft.schema))
     except InitError as exc:
         if as_json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "init"}))
@@ -397,16 +421,33 @@ def init(
         raise typer.Exit(EXIT_FINDINGS)
     if as_json:
         typer.echo(json.dumps({"ok": True, "library": draft.library, "out": str(out) if out else None,
-                               "notes": draft.notes, "spec": draft.text}, ensure_ascii=False))
+                               "schema": str(draft.schema), "notes": draft.notes, "spec": draft.text},
+                              ensure_ascii=False))
         raise typer.Exit(EXIT_OK)
     if out is None:
         sys.stdout.write(draft.text)
+        if not draft.schema.is_file():
+            draft.notes.append(f"its first line points editors at {os.path.relpath(draft.schema)}: create it with "
+                               f"`mapc schema -o {os.path.relpath(draft.schema)}`")
     for note in draft.notes:
         typer.echo(f"note: {note}", err=True)
     how = f"extends the library spec {draft.library!r}" if draft.library else "drafted from the sample's structure"
     where = f"wrote {out}" if out else "spec above"
     typer.echo(f"{where}: {how}; next: mapc build {out or 'spec.yaml'} --target rlviz -o out", err=True)
     raise typer.Exit(EXIT_OK)
+
+
+def _write_project_schema(path: Path) -> str:
+    """Write the schema a new spec's modeline points at; the note that says what happened."""
+    from mapc.editor import SchemaFileError, write_schema
+
+    shown = os.path.relpath(path)
+    try:
+        status = write_schema(path)
+    except SchemaFileError as exc:
+        return f"editor completion: {exc}"
+    done = "wrote" if status == "written" else "reused"
+    return f"{done} {shown}, the schema editors complete the spec with (see its first line)"
 
 
 def main() -> None:

@@ -66,12 +66,19 @@ class Draft:
     text: str
     library: str | None = None  # the library spec it extends, if any
     notes: list[str] = field(default_factory=list)
+    schema: Path | None = None  # the schema file its modeline points at (see mapc.editor)
 
 
 # -- entry ---------------------------------------------------------------------------
 def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | None = None,
-              use_library: bool = True) -> Draft:
-    """Propose a spec for ``sample``; fixture paths are relative to ``spec_dir``."""
+              use_library: bool = True, schema_file: str | Path | None = None) -> Draft:
+    """Propose a spec for ``sample``; fixture paths are relative to ``spec_dir``.
+
+    Its first line points editors at ``schema_file`` (default: the project's
+    ``.mapc/spec.schema.json``, see :func:`mapc.editor.schema_location`).
+    """
+    from mapc.editor import modeline, schema_location
+
     sample = Path(sample)
     if not sample.exists():
         raise InitError(f"sample not found: {sample}")
@@ -85,15 +92,18 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
         raise InitError(f"cannot read {sample}: {exc.strerror or exc}") from None
     fixture = os.path.relpath(sample.resolve(), Path(spec_dir).resolve())
     name = _adapter_name(name or sample.name)
+    schema = Path(schema_file) if schema_file is not None else schema_location(spec_dir)
+    hint = modeline(spec_dir, schema)
     if use_library:
         from mapc.library import match_library
 
         found = match_library(sample)
         if found is not None:
-            return Draft(_extends_text(name, found[0], fixture, sample), library=found[0],
-                         notes=[f"the library spec {found[0]!r} recognises this sample"])
-    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir))
+            return Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
+                         notes=[f"the library spec {found[0]!r} recognises this sample"], schema=schema)
+    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir), hint)
     draft = drafter.draft()
+    draft.schema = schema
     if prof.invalid_lines:
         draft.notes.append(f"{prof.invalid_lines} line(s) of {sample.name} are not JSON: the adapter skips them "
                            "when mapping, but its probe rejects a file whose first lines are not JSON")
@@ -135,14 +145,14 @@ def _adapter_name(raw: str) -> str:
     return stem or "my-traces"
 
 
-def _extends_text(name: str, library: str, fixture: str, sample: Path) -> str:
+def _extends_text(name: str, library: str, fixture: str, sample: Path, hint: str) -> str:
     from mapc.library import library_specs
     from mapc.spec.loader import load_file
 
     loaded, _ = load_file(library_specs()[library])
     description = (loaded.data or {}).get("description", "") if isinstance(loaded.data, dict) else ""
     lines = [
-        "# yaml-language-server: $schema=https://mapc.dev/schemas/spec-v1.json",
+        hint,
         f"# Drafted by `mapc init --from {sample.name}`: the library spec {library!r}",
         "# recognises this sample, so this spec builds on it. Everything it maps is",
         "# inherited (see `mapc specs`); add or override keys here.",
@@ -218,8 +228,9 @@ def _hops(array_path: str) -> list[str]:
 
 
 class _Drafter:
-    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str, spec_dir: Path):
+    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str, spec_dir: Path, hint: str):
         self.sample, self.prof, self.name, self.fixture, self.spec_dir = sample, prof, name, fixture, spec_dir
+        self.hint = hint  # the yaml-language-server modeline
         self.notes: list[str] = []
 
     # -- structure ---------------------------------------------------------------
@@ -383,7 +394,7 @@ class _Drafter:
         hops = _hops(events_path) if events_path else []
         jsonl = prof.container == "jsonl"
         lines = [
-            "# yaml-language-server: $schema=https://mapc.dev/schemas/spec-v1.json",
+            self.hint,
             f"# Drafted by `mapc init --from {self.sample.name}` from the sample's structure",
             "# (field paths and types, never values). Lines marked TODO are guesses: check",
             "# them against your data, then `mapc build spec.yaml --target rlviz -o out`.",

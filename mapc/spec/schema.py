@@ -1,7 +1,9 @@
 """The JSON Schema of a mapc spec (format version 1).
 
-Built in Python so shared pieces are written once; ``mapc schema`` prints it
-and editors running yaml-language-server use it to complete and check specs.
+Built in Python so shared pieces are written once. ``mapc schema`` prints the
+schema of spec *files* (:func:`file_schema`) for editors running
+yaml-language-server; the repository ships it as ``specs/spec.schema.json`` and
+every bundled spec points at it with a relative modeline.
 The schema is the first validation layer; everything it cannot say (expression
 syntax, variables in scope, host naming rules, ranges) is checked by
 ``mapc.spec.semantic``.
@@ -10,9 +12,14 @@ syntax, variables in scope, host naming rules, ranges) is checked by
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-SCHEMA_ID = "https://mapc.dev/schemas/spec-v1.json"
+#: An identifier, not a location: editors find the schema through a file path (a modeline).
+SCHEMA_ID = "urn:mapc:spec:v1"
+#: Where the repository keeps the schema of spec files, relative to the repository root.
+SCHEMA_FILE = "specs/spec.schema.json"
 
 EVENT_KINDS = [
     "message",
@@ -522,6 +529,30 @@ def build_schema() -> dict[str, Any]:
 SCHEMA = build_schema()
 
 
+def file_schema() -> dict[str, Any]:
+    """The schema of a spec *file*, as an editor sees it (``mapc schema``).
+
+    mapc checks the composed spec against :data:`SCHEMA`; a file that ``extends``
+    another spec may leave ``source`` to its base, so here ``source`` is required
+    only without ``extends``.
+    """
+    schema = dict(SCHEMA)
+    schema["required"] = [key for key in SCHEMA["required"] if key != "source"]
+    schema["if"] = {"required": ["extends"]}
+    schema["else"] = {"required": ["source"]}
+    return schema
+
+
 def schema_json() -> str:
-    """The schema as pretty, stable JSON text."""
-    return json.dumps(SCHEMA, indent=2, ensure_ascii=False) + "\n"
+    """The schema of spec files as pretty, stable JSON text."""
+    return json.dumps(file_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def modeline(spec_dir: str | Path, schema_file: str | Path) -> str:
+    """The yaml-language-server comment pointing a spec in ``spec_dir`` at ``schema_file``.
+
+    The path is relative to the spec's folder (how yaml-language-server resolves
+    it), with forward slashes, so the project can move as a whole.
+    """
+    rel = os.path.relpath(os.path.abspath(schema_file), os.path.abspath(spec_dir))
+    return f"# yaml-language-server: $schema={PurePosixPath(*Path(rel).parts).as_posix()}"
