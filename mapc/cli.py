@@ -400,6 +400,8 @@ def init(
     name: Optional[str] = typer.Option(None, "--name", help="Adapter name (default: from the sample's file name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     no_library: bool = typer.Option(False, "--no-library", help="Draft from the sample even if a library spec fits."),
+    no_values: bool = typer.Option(False, "--no-values", help="Draft from the structure alone: read no value, "
+                                   "not even those of discriminator fields such as `type` or `role`."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
@@ -409,7 +411,8 @@ def init(
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
     try:
-        draft = init_spec(sample, spec_dir=out.parent if out else Path.cwd(), name=name, use_library=not no_library)
+        draft = init_spec(sample, spec_dir=out.parent if out else Path.cwd(), name=name, use_library=not no_library,
+                          values=not no_values)
         if out is not None:
             write_spec(draft.text, out, force=force)
             draft.notes.append(_write_project_schema(draft.schema))

@@ -1,13 +1,14 @@
-"""`mapc init --from SAMPLE`: a first spec for a trace, from its structure alone.
+"""`mapc init --from SAMPLE`: a first spec for a trace, from its structure.
 
 If a bundled library spec recognises the sample (its probe accepts it), the
 proposal is a short project spec that `extends` it. Otherwise a spec is
-drafted from the sample's structural profile (:mod:`mapc.profile`: field
-paths, JSON types, array lengths, never values): a probe from keys present
-in every record of the probed prefix, the array that looks most like an event
-log as `records.events`, the arrays around it as trajectory and case loops,
-the obvious event fields (role, content, type, timestamp, id, tool calls) and
-reward/score/cost/token fields as signals. Every guess is marked `# TODO`.
+drafted from the sample's profile (:mod:`mapc.profile`: field paths, JSON
+types, array lengths, and the values of discriminator fields such as `type`
+or `role` only, unless ``values=False``): a probe from keys present in every
+record of the probed prefix, the array that looks most like an event log (and
+the arrays beside it) as `records.events`, the rollout around it as a case
+with one trajectory, rules per discriminator value (:mod:`mapc.init_rules`)
+and reward/score/cost/token fields as signals. Every guess is marked `# TODO`.
 
 The draft lists the sample as its fixture, so `mapc build --target rlviz`
 validates it on that very sample. Before returning, the draft is compiled and
@@ -26,7 +27,9 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapc.init_rules import RuleDrafter, q
 from mapc.profile import Profile, ProfileError, profile
+from mapc.runtime.mapping_rt import parse_prefix
 
 SAMPLE_BYTES = 256 * 1024  # bound of the profile read
 SAMPLE_LINES = 200
@@ -41,11 +44,7 @@ EVENT_KEYS = frozenset({
     "tool_calls", "source", "message_type", "created_at", "date", "time", "step_id", "thought", "response",
     "input", "output", "startTime", "start_time", "tool_call_id", "parent_id", "turn_idx", "parts",
 })
-ROLE_KEYS = ("role", "source", "sender", "author", "speaker")
-CONTENT_KEYS = ("content", "message", "text", "body")
-TYPE_KEYS = ("type", "event", "kind", "event_type", "message_type")
-TIME_KEYS = ("timestamp", "created_at", "createdAt", "time", "date", "ts", "start_time", "startTime")
-ID_KEYS = ("id", "event_id", "uuid", "message_id")
+TASK_ID_KEYS = ("task_id", "example_id", "instance_id", "sample_id", "question_id", "problem_id", "prompt_id", "id")
 SIGNAL_RE = re.compile(
     r"(reward|score|correct|accuracy|pass(ed)?$|success|resolved|solved|cost|tokens|latency|duration|_ms$|elapsed)",
     re.IGNORECASE,
@@ -71,11 +70,14 @@ class Draft:
 
 # -- entry ---------------------------------------------------------------------------
 def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | None = None,
-              use_library: bool = True, schema_file: str | Path | None = None) -> Draft:
+              use_library: bool = True, schema_file: str | Path | None = None, values: bool = True) -> Draft:
     """Propose a spec for ``sample``; fixture paths are relative to ``spec_dir``.
 
     Its first line points editors at ``schema_file`` (default: the project's
     ``.mapc/spec.schema.json``, see :func:`mapc.editor.schema_location`).
+    ``values`` lets the draft read the values of discriminator fields (``type``,
+    ``role``: a few short names) to write one rule per value; without it the
+    rules come from the structure alone.
     """
     from mapc.editor import modeline, schema_location
 
@@ -85,7 +87,7 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
     if sample.is_dir():
         raise InitError(f"{sample} is a directory; give one trace file")
     try:
-        prof = profile(sample, max_bytes=SAMPLE_BYTES, max_lines=SAMPLE_LINES)
+        prof = profile(sample, max_bytes=SAMPLE_BYTES, max_lines=SAMPLE_LINES, values=values)
     except ProfileError as exc:
         raise InitError(str(exc)) from None
     except OSError as exc:
@@ -101,7 +103,7 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
         if found is not None:
             return Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
                          notes=[f"the library spec {found[0]!r} recognises this sample"], schema=schema)
-    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir), hint)
+    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir), hint, values)
     draft = drafter.draft()
     draft.schema = schema
     if prof.invalid_lines:
@@ -130,9 +132,6 @@ def write_spec(text: str, out: Path, *, force: bool = False) -> None:
 
 
 # -- text helpers ------------------------------------------------------------------------
-def q(text: str) -> str:
-    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _adapter_name(raw: str) -> str:
@@ -184,16 +183,7 @@ def _extends_text(name: str, library: str, fixture: str, sample: Path, hint: str
 
 # -- drafting ------------------------------------------------------------------------
 def _children(prof: Profile, path: str) -> list[str]:
-    """Member names of the objects at ``path``."""
-    prefix = f"{path}." if path else ""
-    out = []
-    for p in prof.fields:
-        if not p.startswith(prefix) or p == path:
-            continue
-        rest = p[len(prefix):]
-        if rest and "." not in rest and "[" not in rest:
-            out.append(rest)
-    return out
+    return prof.children(path)
 
 
 def _segment(key: str) -> str:
@@ -228,10 +218,46 @@ def _hops(array_path: str) -> list[str]:
 
 
 class _Drafter:
-    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str, spec_dir: Path, hint: str):
+    def __init__(self, sample: Path, prof: Profile, name: str, fixture: str, spec_dir: Path, hint: str,
+                 values: bool = True):
         self.sample, self.prof, self.name, self.fixture, self.spec_dir = sample, prof, name, fixture, spec_dir
         self.hint = hint  # the yaml-language-server modeline
+        self.values = values
         self.notes: list[str] = []
+
+    def docs(self) -> list:
+        """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
+        text = self.sample.read_bytes()[:SAMPLE_BYTES].decode("utf-8", "ignore")
+        if self.prof.container == "jsonl":
+            out = []
+            for line in text.split("\n")[:SAMPLE_LINES]:
+                try:
+                    out.append(json.loads(line))
+                except (ValueError, RecursionError):
+                    continue
+            return out
+        try:
+            return [parse_prefix(text)[0]]
+        except (ValueError, RecursionError):
+            return []
+
+    def siblings(self, path: str) -> list[str]:
+        """Element paths of ``path`` and of the arrays beside it in the same rollout whose
+        elements look alike (``prompt[]`` and ``completion[]``), in conversation order."""
+        inner = path[:-2]
+        base = inner.rsplit("[]", 1)[0] + "[]" if "[]" in inner else ""
+        keys = set(_children(self.prof, path)) & {"role", "content", "type"}
+        found = []
+        for other, shape in self.prof.fields.items():
+            rel = other[len(base):] if other.startswith(base) else None
+            if other == path or rel is None or not other.endswith("[]") or "[]" in rel[:-2]:
+                continue
+            if _objects_at(self.prof, other) and len(keys & set(_children(self.prof, other))) >= 2:
+                found.append(other)
+        if not found:
+            return [path]
+        return sorted([path] + found, key=lambda p: (
+            not re.search(r"(prompt|input|context|history|question)[^.\[]*\[\]$", p), p))
 
     # -- structure ---------------------------------------------------------------
     def event_array(self) -> str | None:
@@ -247,6 +273,8 @@ class _Drafter:
             parent = self.prof.fields.get(path[:-2])
             length = parent.max_length if parent and parent.max_length else 1
             score = overlap * 10 + min(length, 50) / 10 - path.count("[]") * 3
+            if {"action", "observation"} <= keys:
+                score += 25  # steps that pair an action with what it observed: the trajectory itself
             if score > best_score:
                 best, best_score = path, score
         return best
@@ -307,71 +335,30 @@ class _Drafter:
                 out.append(rel)  # letter grades and labels are string signals
         return out[:MAX_SIGNALS]
 
-    def _pick(self, path: str, keys: list[str], names: tuple[str, ...], types: tuple[str, ...]) -> str | None:
-        """The candidate field present most often (ties: the order of ``names``)."""
-        found = []
-        for rank, name in enumerate(names):
-            shape = self.prof.fields.get(f"{path}.{name}")
-            if name in keys and shape and (not types or _main_type(self.prof, f"{path}.{name}") in types):
-                found.append((-(shape.count - shape.types.get("null", 0)), rank, name))
-        return min(found)[2] if found else None
+    def event_rules(self, paths: list[str] | None, simple: bool = False) -> list[str]:
+        """Rules for the elements at ``paths``; without an event array, the line or the document
+        is the event (``simple``: one log event per record, the draft of last resort)."""
+        if simple:
+            return ["    kind: log", "    data: \"@\"          # TODO: the whole record as one event"]
+        if paths is None and self.prof.container == "jsonl":
+            return RuleDrafter(self.prof, [""], self.docs(), self.values).rules()  # each line is an event
+        if paths is None:
+            rewards = [r for r in self.signals("", None) if re.search(r"reward|score", r.split(".")[-1], re.I)]
+            if rewards:
+                expr = ".".join(_segment(part) for part in rewards[0].split("."))
+                return ["    kind: reward    # TODO: the document holds one outcome, not a list of events",
+                        f"    signals: {{reward: {q(expr)}}}"]
+            return ["    kind: log",
+                    "    data: \"@\"          # TODO: no event array found: the whole record as one event"]
+        return RuleDrafter(self.prof, paths, self.docs(), self.values).rules()
 
-    def event_rules(self, path: str | None) -> list[str]:
-        if path is None:
-            return ["    kind: log", "    data: \"@\"          # TODO: no event array found: the whole record as one event"]
-        keys = _children(self.prof, path)
-        has = keys.__contains__
-        role = self._pick(path, keys, ROLE_KEYS, ("string",))
-        content = self._pick(path, keys, CONTENT_KEYS, ())
-        kind_key = self._pick(path, keys, TYPE_KEYS, ("string",))
-        ts = self._pick(path, keys, TIME_KEYS, ("string", "number"))
-        ident = self._pick(path, keys, ID_KEYS, ("string", "number"))
-        common: list[str] = []
-        if ts:
-            common.append(f"        timestamp: {q('iso8601(' + _segment(ts) + ')')}"
-                          + ("    # TODO: epoch seconds? give iso8601 a unit ('ms', ...)"
-                             if _main_type(self.prof, f"{path}.{ts}") == "number" else ""))
-        meta = [f"{k}: {_segment(k)}" for k in (ident, kind_key) if k]
-        if meta:
-            common.append(f"        metadata: {{{', '.join(meta)}}}")
-        tool_calls = None
-        if has("tool_calls"):
-            if f"{path}.tool_calls[].function.name" in self.prof.fields:
-                tool_calls = ("tool_calls[].{id: id, name: function.name, "
-                              "arguments: parse_json(function.arguments)}")
-            elif f"{path}.tool_calls[].name" in self.prof.fields:
-                tool_calls = "tool_calls[].{id: id, name: name, arguments: arguments}"
-        rules: list[str] = []
-        if role:
-            gen = [f"      - when: {q('contains([' + repr('assistant') + ', ' + repr('agent') + ', ' + repr('model') + '], ' + role + ')')}",
-                   "        kind: generation", f"        role: {q(role)}"]
-            if content:
-                gen.append(f"        content: {q(_segment(content))}")
-            if tool_calls:
-                gen.append(f"        tool_calls: {q(tool_calls)}")
-            obs = [f"      - when: {q('contains([' + repr('tool') + ', ' + repr('function') + ', ' + repr('environment') + '], ' + role + ')')}",
-                   "        kind: observation", f"        role: {q(role)}"]
-            if content:
-                obs.append(f"        content: {q(_segment(content))}")
-            if has("tool_call_id"):
-                obs.append("        tool_call_id: tool_call_id")
-            msg = ["      - kind: message", f"        role: {q(role)}"]
-            if content:
-                msg.append(f"        content: {q(_segment(content))}")
-            rules = ["    rules:", f"      # TODO: kinds guessed from `{role}`; check its values in your data"]
-            for block in (gen, obs, msg):
-                rules += block + common
-            return rules
-        body = ["    rules:"]
-        if kind_key:
-            body.append(f"      # TODO: one rule per value of `{kind_key}` (message, generation, tool, observation, ...)")
-        else:
-            body.append("      # TODO: choose the kind of each element (message, generation, tool, observation, ...)")
-        if content:
-            body += ["      - kind: message", f"        content: {q(_segment(content))}"]
-        else:
-            body += ["      - kind: log", "        data: \"@\""]
-        return body + common
+    def task_id(self, base: str) -> str | None:
+        """A field naming the task a rollout belongs to, present in every rollout."""
+        for key in TASK_ID_KEYS:
+            if _always_present(self.prof, base, key) and _main_type(self.prof, f"{base}.{key}" if base else key) in (
+                    "string", "number"):
+                return key
+        return None
 
     # -- whole spec ----------------------------------------------------------------
     def draft(self) -> Draft:
@@ -379,7 +366,7 @@ class _Drafter:
         else without signals, else one event per record."""
         first = None
         for events, signals in ((True, True), (True, False), (False, False)):
-            text = self._compose(self.event_array() if events else None, signals)
+            text = self._compose(self.event_array(), signals, simple=not events)
             text, ok, mapping_failed = self._self_check(text)
             first = first or text
             if ok:
@@ -389,14 +376,18 @@ class _Drafter:
             self.notes.append("simplified: " + ("without signals" if signals else "one event per record"))
         return Draft(first, None, self.notes)
 
-    def _compose(self, events_path: str | None, with_signals: bool) -> str:
+    def _compose(self, events_path: str | None, with_signals: bool, simple: bool = False) -> str:
         prof = self.prof
+        if simple:
+            events_path = None
         hops = _hops(events_path) if events_path else []
+        elem_paths = self.siblings(events_path) if events_path else None
         jsonl = prof.container == "jsonl"
         lines = [
             self.hint,
             f"# Drafted by `mapc init --from {self.sample.name}` from the sample's structure",
-            "# (field paths and types, never values). Lines marked TODO are guesses: check",
+            "# (field paths and types; values only of fields like `type` and `role`, to write",
+            "# a rule per value). Lines marked TODO are guesses: check",
             "# them against your data, then `mapc build spec.yaml --target rlviz -o out`.",
             "mapc: 1",
             f"name: {self.name}",
@@ -428,6 +419,19 @@ class _Drafter:
         traj_base = ""
         if not jsonl and len(hops) > 1:
             traj_base = events_path.rsplit("[]", 2)[0] + "[]"
+        if elem_paths and len(elem_paths) > 1:  # arrays side by side: one conversation
+            inner = events_path[:-2]
+            prefix = inner.rsplit("[]", 1)[0] + "[]" if "[]" in inner else ""
+            names = [".".join(_segment(k) for k in p[len(prefix):-2].lstrip(".").split(".")) for p in elem_paths]
+            event_loops = event_loops[:-1] + [f"concat({', '.join(names)})"]
+        rollouts = traj_loop is not None and not case_loops  # one case per rollout, as the library does
+        if rollouts:
+            unit = "line" if jsonl else "element"
+            lines += ["  case:", f"    each: {q(traj_loop)}    # one case per {unit}; its trajectory below"]
+            task = self.task_id(traj_base)
+            if task:
+                lines.append(f"    id: {_segment(task)}    # TODO: rollouts of the same task share a case")
+            traj_loop = None
         if case_loops:
             if len(case_loops) == 1:
                 lines += ["  case:", f"    each: {q(case_loops[0])}    # TODO: one case per element?"]
@@ -435,7 +439,7 @@ class _Drafter:
                 lines += ["  case:", "    each:    # TODO: one case per innermost element?"]
                 lines += [f"      - {{each: {q(h)}}}" for h in case_loops]
         sigs = self.signals(traj_base, events_path) if with_signals else []
-        if traj_loop or sigs:
+        if traj_loop or sigs or rollouts:
             lines.append("  trajectory:")
             if traj_loop:
                 note = "one trajectory per line" if jsonl else "one trajectory per element"
@@ -460,7 +464,7 @@ class _Drafter:
             lines += [f"      - {{each: {q(h)}, as: level{i}}}" for i, h in enumerate(event_loops)]
         if events_path:
             lines.append("    parent: previous    # TODO: or the field that names each event's parent")
-        lines += self.event_rules(events_path)
+        lines += self.event_rules(elem_paths, simple)
         lines += [
             "",
             "# TODO: evaluators score one mapped trajectory (RELAI, cap-evolve), e.g.",

@@ -1,12 +1,15 @@
-"""A bounded structural profile of a sample trace: shape only, never values.
+"""A bounded structural profile of a sample trace: shape, and values only where asked.
 
 ``mapc drift`` compares the fields a spec reads with a new sample's profile,
 and ``mapc init --from`` drafts a spec from one; both read samples through
 :func:`profile` so they agree on what a sample holds. A profile records the
 container kind (one JSON document or JSON Lines), every field path with the
-JSON types seen there and, for arrays, their lengths. It never records a
-value: profiles may be printed or stored next to specs without leaking trace
-content.
+JSON types seen there and, for arrays, their lengths. It records no value
+unless asked (``values=True``, for ``mapc init``), and then only for fields
+that look like discriminators: at most ``MAX_VALUES`` distinct short,
+identifier-like strings (``type: tool_call``, ``role: assistant``); a field
+with more distinct values, or one holding free text, keeps none. So profiles
+may be printed or stored next to specs without leaking trace content.
 
 Paths use the syntax of expression field paths (``mapc.expressions``):
 fields joined with ``.``, ``[]`` for "any element of an array", relative to
@@ -19,6 +22,7 @@ levels and ``max_paths`` distinct paths; hitting a bound sets ``truncated``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +32,8 @@ MAX_BYTES = 16 << 20
 MAX_LINES = 5000
 MAX_DEPTH = 64
 MAX_PATHS = 10000
+MAX_VALUES = 12  # distinct values kept per field (values=True); more, and the field keeps none
+_VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,39}$")  # what a discriminator's value looks like
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
@@ -42,6 +48,8 @@ class FieldShape:
     types: dict[str, int] = field(default_factory=dict)
     min_length: int | None = None
     max_length: int | None = None
+    #: value -> count for a low-cardinality string field (values=True); None: not kept
+    values: dict[str, int] | None = None
 
     @property
     def count(self) -> int:
@@ -67,6 +75,17 @@ class Profile:
         shape = self.fields.get(path)
         return set(shape.types) if shape else set()
 
+    def children(self, path: str) -> list[str]:
+        """Member names of the objects at ``path``."""
+        prefix = f"{path}." if path else ""
+        out = []
+        for p in self.fields:
+            if p.startswith(prefix) and p != path:
+                rest = p[len(prefix):]
+                if rest and "." not in rest and "[" not in rest:
+                    out.append(rest)
+        return out
+
     def to_dict(self) -> dict:
         return {
             "container": self.container,
@@ -83,11 +102,13 @@ def join(base: str, key: str) -> str:
 
 
 class _Walker:
-    def __init__(self, max_depth: int, max_paths: int):
+    def __init__(self, max_depth: int, max_paths: int, values: bool = False):
         self.fields: dict[str, FieldShape] = {}
         self.max_depth = max_depth
         self.max_paths = max_paths
         self.truncated = False
+        self.values = values
+        self.no_values: set[str] = set()  # paths that held free text or too many values
 
     def walk(self, value, path: str = "", depth: int = 0) -> None:
         # iterative on wide arrays, recursive on depth (bounded by max_depth)
@@ -99,6 +120,8 @@ class _Walker:
             shape = self.fields[path] = FieldShape()
         kind = json_type(value)
         shape.types[kind] = shape.types.get(kind, 0) + 1
+        if kind == "string" and self.values and path not in self.no_values:
+            self.value(shape, path, value)
         if kind not in ("object", "array"):
             return
         if depth >= self.max_depth:
@@ -116,6 +139,16 @@ class _Walker:
                 self.walk(item, join(path, key), depth + 1)
 
 
+    def value(self, shape: FieldShape, path: str, value: str) -> None:
+        seen = shape.values if shape.values is not None else {}
+        if not _VALUE.match(value) or (value not in seen and len(seen) >= MAX_VALUES):
+            self.no_values.add(path)
+            shape.values = None
+            return
+        seen[value] = seen.get(value, 0) + 1
+        shape.values = seen
+
+
 def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
     with open(path, "rb") as fh:
         data = fh.read(max_bytes + 1)
@@ -123,8 +156,10 @@ def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
 
 
 def profile(path: str | Path, *, container: str | None = None, max_bytes: int = MAX_BYTES,
-            max_lines: int = MAX_LINES, max_depth: int = MAX_DEPTH, max_paths: int = MAX_PATHS) -> Profile:
-    """Profile the sample at ``path``; ``container`` (json|jsonl) skips the guess.
+            max_lines: int = MAX_LINES, max_depth: int = MAX_DEPTH, max_paths: int = MAX_PATHS,
+            values: bool = False) -> Profile:
+    """Profile the sample at ``path``; ``container`` (json|jsonl) skips the guess;
+    ``values`` keeps the values of discriminator-like string fields.
 
     Raises :class:`ProfileError` (a one-line reason) when it is neither JSON
     nor JSON Lines, and ``OSError`` when it cannot be read.
@@ -143,7 +178,7 @@ def profile(path: str | Path, *, container: str | None = None, max_bytes: int = 
         raise ProfileError(f"{path.name} is empty")
     if container is None:
         container = guess_container(text, path.name)
-    walker = _Walker(max_depth, max_paths)
+    walker = _Walker(max_depth, max_paths, values)
     if container == "jsonl":
         records, invalid, more = _profile_lines(text, cut, walker, max_lines)
         if records == 0:
