@@ -2,13 +2,15 @@
 
 Each step is a call into the module that owns it; this module only orders
 them and collects diagnostics, so the CLI, tests and benchmarks all build the
-same way.
+same way. Calling the module itself, ``mapc.build(spec, target, out)``, is the
+public API function :func:`mapc.api.build`.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,12 +132,13 @@ def mapping_namespace(spec: ir.Spec) -> dict:
     return load_module(source)
 
 
-def run_mapping(spec: ir.Spec, source: Path, out=None) -> tuple[bool, str | None, object]:
+def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:
     """Map ``source`` with ``spec`` and write canonical NDJSON to ``out`` (binary).
 
+    ``ns``: the spec's :func:`mapping_namespace`, when mapping many sources with one.
     Returns ``(ok, one-line error, state)``.
     """
-    ns = mapping_namespace(spec)
+    ns = ns if ns is not None else mapping_namespace(spec)
     out = out if out is not None else sys.stdout.buffer
     st = ns["MapState"]()
     try:
@@ -146,3 +149,25 @@ def run_mapping(spec: ir.Spec, source: Path, out=None) -> tuple[bool, str | None
     except Exception as exc:  # every failure becomes one line, never a traceback
         return False, ns["one_line"](exc), st
     return True, None, st
+
+
+class _CallableModule(types.ModuleType):
+    """This module is also the public API function: ``mapc.build(spec, target, out)`` is
+    :func:`mapc.api.build` (the package attribute ``mapc.build`` is this module once it is
+    imported, so the module itself must be callable)."""
+
+    def __call__(self, *args, **kwargs):
+        from mapc.api import build as api_build
+
+        return api_build(*args, **kwargs)
+
+    @property
+    def __signature__(self):
+        import inspect
+
+        from mapc.api import build as api_build
+
+        return inspect.signature(api_build)
+
+
+sys.modules[__name__].__class__ = _CallableModule

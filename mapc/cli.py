@@ -110,10 +110,13 @@ def check(
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate a spec without building anything."""
-    from mapc.build import load_checked, resolve_target
+    from mapc.api import SpecError, load_spec
 
-    tgt = resolve_target(target) if target else None
-    loaded, diags = load_checked(spec, tgt)
+    try:
+        checked = load_spec(spec, target=target)
+        loaded, diags = checked.ir, checked.diagnostics
+    except SpecError as exc:
+        loaded, diags = None, exc.diagnostics
     _emit_diags(diags, as_json, spec=str(spec))
     if not as_json and diags.ok:
         warn = f" ({len(diags.warnings)} warning(s))" if diags.warnings else ""
@@ -141,7 +144,7 @@ def build(
     """Generate the adapter for TARGET, then check it with mapc's built-in validator."""
     if check_only or diff:
         _check_build(spec, target, out, diff, as_json)
-    from mapc.build import build as do_build
+    from mapc.api import build as do_build
 
     result = do_build(spec, target, out, validate=not no_validate, force=force)
     extra = {"target": target, "out": str(out), "files": sorted(result.files)}
@@ -197,41 +200,91 @@ def _check_build(spec: Path, target: str, out: Path, with_diff: bool, as_json: b
     raise typer.Exit(EXIT_OK if fresh.current else EXIT_FINDINGS)
 
 
+JobsOpt = typer.Option(0, "--jobs", "-j", min=0, help="Sources handled at once (default: the CPU count; `run`: "
+                       "one worker process per 16 MB of input, up to it).")
+
+
+def _run_json(result, **extra) -> dict:
+    return {"ok": result.ok, "error": result.error, "warnings": result.warnings,
+            "warning_messages": result.warning_messages, "records": result.records, **extra}
+
+
 @app.command()
 @guarded
 def run(
     spec: Path = typer.Argument(..., help="The spec file (YAML)."),
-    source: Path = typer.Argument(..., help="A source trace to map."),
+    sources: list[Path] = typer.Argument(..., help="Source traces to map: files, or folders of them."),
+    jobs: int = JobsOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Map SOURCE with SPEC and print canonical NDJSON (a dry run while authoring).
+    """Map each SOURCE with SPEC and print canonical NDJSON (a dry run while authoring).
 
-    Runs exactly the code a generated adapter runs. Warnings go to stderr.
+    Runs exactly the code a generated adapter runs. Warnings go to stderr. Several sources
+    (or folders) are mapped in parallel and printed in order, one stream per source; on a
+    terminal with a progress bar and a summary table.
     """
-    from mapc.build import load_checked, run_mapping
+    from mapc.api import SpecError, load_spec
 
-    loaded, diags = load_checked(spec)
-    if loaded is None:
-        _emit_diags(diags, as_json, spec=str(spec))
+    try:
+        loaded = load_spec(spec)
+    except SpecError as exc:
+        _emit_diags(exc.diagnostics, as_json, spec=str(spec))
         raise typer.Exit(EXIT_FINDINGS)
-    if as_json:
-        import io
+    diags = loaded.diagnostics
+    if len(sources) > 1 or sources[0].is_dir():
+        _run_many(loaded, sources, jobs, as_json)
+    from mapc.api import run as run_one
 
-        buf = io.BytesIO()
-        ok, error, st = run_mapping(loaded, source, buf)
-        records = [json.loads(line) for line in buf.getvalue().splitlines() if line.strip()]
-        typer.echo(json.dumps({"ok": ok, "error": error, "warnings": st.warnings,
-                               "warning_messages": st.messages, "records": records,
-                               "diagnostics": [d.to_dict() for d in diags]}, ensure_ascii=False))
-        raise typer.Exit(EXIT_OK if ok else EXIT_FINDINGS)
+    source = sources[0]
+    if as_json:
+        result = run_one(loaded, source)
+        typer.echo(json.dumps(_run_json(result, diagnostics=[d.to_dict() for d in diags]), ensure_ascii=False))
+        raise typer.Exit(EXIT_OK if result.ok else EXIT_FINDINGS)
     _emit_diags(diags.warnings, False)  # the spec's own warnings (fixture checks), before the mapping's
-    ok, error, st = run_mapping(loaded, source)
-    for message in st.messages:
+    result = run_one(loaded, source, out=sys.stdout.buffer)
+    for message in result.warning_messages:
         typer.echo(f"warning: {message}", err=True)
-    if not ok:
-        typer.echo(f"error: {source}: {error}", err=True)
+    if not result.ok:
+        typer.echo(f"error: {source}: {result.error}", err=True)
         raise typer.Exit(EXIT_FINDINGS)
     raise typer.Exit(EXIT_OK)
+
+
+def _run_many(spec, sources: list[Path], jobs: int, as_json: bool) -> None:
+    """``mapc run`` over several sources: streams in order, a line per warning or failure."""
+    from mapc.api import expand_sources, iter_runs
+    from mapc.progress import on_terminal, progress_bar, summary_table
+
+    files = expand_sources(sources)
+    if as_json:
+        results = list(iter_runs(spec, files, jobs=jobs or None))
+        typer.echo(json.dumps({"ok": all(r.ok for r in results),
+                               "results": [_run_json(r, source=r.source) for r in results],
+                               "diagnostics": [d.to_dict() for d in spec.diagnostics]}, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK if all(r.ok for r in results) else EXIT_FINDINGS)
+    _emit_diags(spec.diagnostics.warnings, False)
+    draw = on_terminal(as_json, len(files))
+    held: list[bytes] = []  # records for a terminal that also shows the bar: printed after it
+    rows = []
+    with progress_bar(len(files), "mapping", draw) as bar:
+        for result in iter_runs(spec, files, jobs=jobs or None, progress=bar):
+            if bar.live and sys.stdout.isatty():
+                held.append(result.ndjson)
+            else:
+                sys.stdout.buffer.write(result.ndjson)
+                sys.stdout.buffer.flush()
+            for message in result.warning_messages:
+                bar.line(f"warning: {result.source}: {message}")
+            if not result.ok:
+                bar.line(f"error: {result.source}: {result.error}")
+            rows.append({"source": result.source, "records": result.record_count, "warnings": result.warnings,
+                         "ok": result.ok})
+    for data in held:
+        sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    if draw:
+        summary_table(rows, "mapc run")
+    raise typer.Exit(EXIT_OK if all(row["ok"] for row in rows) else EXIT_FINDINGS)
 
 
 @app.command()
@@ -239,15 +292,27 @@ def run(
 def validate(
     target: str = typer.Option(..., "--target", "-t", help="rlviz, relai or cap-evolve."),
     out: Path = typer.Argument(..., help="The generated directory (for relai: the project root)."),
-    sources: list[Path] = typer.Argument(None, help="Source traces to validate against (rlviz)."),
+    sources: list[Path] = typer.Argument(None, help="Source traces (files or folders) to validate against (rlviz)."),
     task: list[str] = typer.Option(None, "--task", help="relai: validate only these task ids."),
+    jobs: int = JobsOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Check generated output the way the host would, without the host installed."""
-    from mapc.build import resolve_target
+    """Check generated output the way the host would, without the host installed.
 
-    tgt = resolve_target(target)
-    report = tgt.validate(out, list(sources or []), {"tasks": list(task or [])})
+    Several sources are validated in parallel; on a terminal with a progress bar and a
+    summary table.
+    """
+    from mapc.api import expand_sources
+    from mapc.api import validate as validate_output
+    from mapc.build import resolve_target
+    from mapc.progress import on_terminal, progress_bar, summary_table
+
+    resolve_target(target)  # an unknown target is reported before the sources are read
+    files = expand_sources(sources or [])
+    draw = on_terminal(as_json, len(files))
+    with progress_bar(len(files), "validating", draw) as bar:
+        report = validate_output(target, out, files, tasks=task or (), jobs=jobs or None,
+                                 progress=bar if draw else None)
     if as_json:
         typer.echo(json.dumps(report.payload, ensure_ascii=False, indent=None))
     else:
@@ -255,6 +320,8 @@ def validate(
             typer.echo(format_text(report.diagnostics), err=True)
         if report.text:
             typer.echo(report.text, err=not report.ok)
+        if draw and report.items:
+            summary_table(report.items, f"mapc validate --target {target}")
     raise typer.Exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 

@@ -25,6 +25,8 @@ class ValidationReport:
     payload: dict[str, Any]
     text: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: one row per source or case validated: source, records, warnings, ok (the summary table)
+    items: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Target:

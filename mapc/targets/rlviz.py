@@ -139,7 +139,8 @@ class RlvizTarget(Target):
     def validate(self, out_dir: Path, sources: list[Path], options: dict[str, Any]) -> ValidationReport:
         from mapc.validators.rlviz.cases import validate_plugin_dir
 
-        return validate_plugin_dir(Path(out_dir), [Path(s) for s in sources])
+        return validate_plugin_dir(Path(out_dir), [Path(s) for s in sources], jobs=int(options.get("jobs") or 1),
+                                   progress=options.get("progress"))
 
 
 

@@ -62,10 +62,10 @@ def test_run_json_mode_and_dry_run_errors():
     proc = mapc("run", "--json", EXAMPLE / "spec.yaml", EXAMPLE / "results.jsonl")
     payload = json.loads(proc.stdout)
     assert proc.returncode == 0 and payload["ok"] and payload["records"][-1]["record_type"] == "complete"
-    proc = mapc("run", EXAMPLE / "spec.yaml", EXAMPLE)  # a directory is not a trace
+    proc = mapc("run", EXAMPLE / "spec.yaml", EXAMPLE / "no-such-trace.jsonl")
     assert proc.returncode == 1
     err = proc.stderr.decode()
-    assert "directory" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "not found" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_unknown_target_is_a_usage_error_listing_known_targets(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from mapc.targets import ValidationReport
 from mapc.validators.rlviz.validate import Report, ValidationFailure, load_plugin, validate_adapter
@@ -76,8 +76,16 @@ def _clip(value, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def validate_plugin_dir(plugin_dir: Path, sources: list[Path]) -> ValidationReport:
-    """Validate a plugin on ``sources`` (or on its testdata cases)."""
+def validate_plugin_dir(plugin_dir: Path, sources: list[Path], *, jobs: int = 1,
+                        progress: Callable[[int, int, str], None] | None = None) -> ValidationReport:
+    """Validate a plugin on ``sources`` (or on its testdata cases), ``jobs`` at a time.
+
+    Each source is validated on its own (the adapter runs in subprocesses, so threads
+    suffice); the report lists them in the order given. ``progress(done, total, label)``
+    is called as each finishes.
+    """
+    from mapc.parallel import ordered_map
+
     try:
         plugin = load_plugin(plugin_dir)
     except ValidationFailure as exc:
@@ -89,9 +97,9 @@ def validate_plugin_dir(plugin_dir: Path, sources: list[Path]) -> ValidationRepo
             runs = read_cases(plugin_dir)
         except CaseFileError as exc:
             return ValidationReport(False, ValidationFailure(str(exc)).payload(), f"rlviz: {exc}")
-    results: list[dict[str, Any]] = []
-    lines: list[str] = []
-    for label, path, fmt, minimum in runs:
+
+    def validate_run(run) -> tuple[dict[str, Any], str]:
+        label, path, fmt, minimum = run
         try:
             report: Report = validate_adapter(plugin, path)
             if fmt is not None and report.format != fmt:
@@ -99,15 +107,20 @@ def validate_plugin_dir(plugin_dir: Path, sources: list[Path]) -> ValidationRepo
             if minimum is not None and report.records < minimum:
                 raise ValidationFailure(f"{report.records} records, expected at least {minimum} (testdata/cases.json)")
         except ValidationFailure as exc:
-            results.append({"source": label, "ok": False, **exc.payload()})
-            lines.append(f"rlviz: FAIL {label}: {describe(exc)}")
-            continue
-        results.append({"source": label, "ok": True, **report.payload()})
+            return {"source": label, "ok": False, **exc.payload()}, f"rlviz: FAIL {label}: {describe(exc)}"
         warn = f", {report.warnings} warning(s)" if report.warnings else ""
-        lines.append(f"rlviz: ok {label}: {report.records} records ({report.format}){warn}, deterministic")
+        line = f"rlviz: ok {label}: {report.records} records ({report.format}){warn}, deterministic"
+        return {"source": label, "ok": True, **report.payload()}, line
+
+    done = None if progress is None else (lambda n, total, out: progress(n, total, out[0]["source"]))
+    validated = ordered_map(validate_run, runs, jobs, done)
+    results = [result for result, _ in validated]
+    lines = [line for _, line in validated]
     ok = all(r["ok"] for r in results)
     if len(results) == 1 and sources:
         payload = {k: v for k, v in results[0].items() if k not in ("source", "ok")}
     else:
         payload = {"ok": ok, "plugin": plugin.manifest.name, "digest": plugin.digest, "results": results}
-    return ValidationReport(ok, payload, "\n".join(lines))
+    items = [{"source": r["source"], "records": r.get("records"), "warnings": r.get("warnings", 0), "ok": r["ok"]}
+             for r in results]
+    return ValidationReport(ok, payload, "\n".join(lines), items=items)

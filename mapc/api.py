@@ -1,0 +1,263 @@
+"""mapc from Python: load a spec, build an adapter, run the mapping, validate output.
+
+For CI scripts and notebooks; the ``mapc`` command line is a thin layer over
+these functions, so they behave exactly as the commands do. Nothing here
+prints, and problems in what you give (a bad spec, a malformed trace, output
+that fails validation) come back as results with diagnostics, never as a
+traceback. ::
+
+    import mapc
+
+    spec = mapc.load_spec("spec.yaml")                  # mapc.SpecError if it has errors
+    result = mapc.run(spec, "trace.jsonl")              # RunResult: ok, records, warnings
+    runs = mapc.run_many(spec, ["traces/"], jobs=4)     # one RunResult per file, in order
+    built = mapc.build(spec, "rlviz", "plugins/agent")  # BuildResult: ok, diagnostics, files
+    report = mapc.validate("rlviz", "plugins/agent", ["trace.jsonl"])  # ValidationReport
+
+Everything is imported on first use, so ``import mapc`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Sequence, Union
+
+if TYPE_CHECKING:
+    from mapc.build import BuildResult
+    from mapc.diagnostics import Diagnostic, Diagnostics
+    from mapc.spec import ir
+    from mapc.targets import ValidationReport
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: Called after each source or case finishes: ``progress(done, total, label)``.
+Progress = Callable[[int, int, str], None]
+
+__all__ = ["Spec", "SpecError", "RunResult", "UsageError", "load_spec", "build", "run", "run_many",
+           "validate", "expand_sources", "default_jobs"]
+
+
+def __getattr__(name: str):
+    if name == "UsageError":  # defined with the pipeline; re-exported without importing it eagerly
+        from mapc.build import UsageError
+
+        return UsageError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class SpecError(ValueError):
+    """A spec with errors. ``diagnostics`` holds every problem found (file, line, column,
+    spec path, message, hint); ``str()`` is the same text ``mapc check`` prints."""
+
+    def __init__(self, path: PathLike, diagnostics: Diagnostics):
+        from mapc.diagnostics import format_text
+
+        self.path = Path(path)
+        self.diagnostics = diagnostics
+        super().__init__(format_text(diagnostics.errors or diagnostics.items) or f"{path}: not a valid spec")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A loaded spec without errors; ``warnings`` lists what it may want to fix."""
+
+    path: Path
+    ir: ir.Spec = field(repr=False)  # the compiled spec (internal; its shape may change)
+    diagnostics: Diagnostics = field(repr=False)
+    target: str | None = None  # the target whose rules it was also checked against
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    @property
+    def format(self) -> str:
+        """The source format id (``source.format``)."""
+        return self.ir.source.format
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return self.diagnostics.warnings
+
+
+@dataclass
+class RunResult:
+    """One source mapped with a spec: what ``mapc run`` prints for it."""
+
+    source: str
+    ok: bool
+    error: str | None = None  # one line, when the source could not be mapped
+    warnings: int = 0  # recoverable omissions (records or fields skipped)
+    warning_messages: list[str] = field(default_factory=list)  # the first few, with their location
+    ndjson: bytes = b""  # the canonical NDJSON (empty when written to ``out``)
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The canonical records (parsed from ``ndjson``)."""
+        return [json.loads(line) for line in self.ndjson.splitlines() if line.strip()]
+
+    @property
+    def record_count(self) -> int:
+        """Records mapped, not counting the final ``complete`` record."""
+        lines = self.ndjson.splitlines()
+        complete = bool(lines) and json.loads(lines[-1]).get("record_type") == "complete"
+        return len(lines) - 1 if complete else len(lines)
+
+
+def load_spec(path: PathLike, *, target: str | None = None) -> Spec:
+    """Load and check a spec (with ``target``: also that host's rules), as ``mapc check`` does.
+
+    Raises :class:`SpecError` when the spec has errors, and ``UsageError`` for an unknown
+    target.
+    """
+    from mapc.build import load_checked, resolve_target
+
+    spec, diags = load_checked(path, resolve_target(target) if target else None)
+    if spec is None:
+        raise SpecError(path, diags)
+    return Spec(Path(path), spec, diags, target)
+
+
+def _spec_path(spec: Spec | PathLike) -> Path:
+    return spec.path if isinstance(spec, Spec) else Path(spec)
+
+
+def build(spec: Spec | PathLike, target: str, out: PathLike, *, validate: bool = True,
+          force: bool = False) -> BuildResult:
+    """Generate the adapter for ``target`` into ``out`` and run the built-in validator, as
+    ``mapc build`` does.
+
+    ``spec`` is a path or a :class:`Spec` (its file is read again, so the build records the
+    file as it is now). Spec errors, output conflicts and validation failures are in the
+    result (``ok``, ``diagnostics``, ``validation``); nothing the user owns is overwritten
+    unless ``force``.
+    """
+    from mapc.build import build as build_output
+
+    return build_output(_spec_path(spec), target, out, validate=validate, force=force)
+
+
+def _spec_ir(spec: Spec | PathLike) -> ir.Spec:
+    return (spec if isinstance(spec, Spec) else load_spec(spec)).ir
+
+
+def _map_one(spec: ir.Spec, ns: dict, source: PathLike, out: BinaryIO | None = None) -> RunResult:
+    from mapc.build import run_mapping
+
+    buf = out if out is not None else io.BytesIO()
+    ok, error, st = run_mapping(spec, Path(source), buf, ns=ns)
+    return RunResult(str(source), ok, error, st.warnings, list(st.messages),
+                     buf.getvalue() if out is None else b"")
+
+
+def run(spec: Spec | PathLike, source: PathLike, *, out: BinaryIO | None = None) -> RunResult:
+    """Map one source trace with ``spec``: exactly the code a generated adapter runs.
+
+    The canonical NDJSON is kept in the result, or streamed to the binary file ``out``
+    (flat memory for long traces). A malformed trace gives ``ok=False`` and a one-line
+    ``error``. Raises :class:`SpecError` when ``spec`` is a path to a spec with errors.
+    """
+    from mapc.build import mapping_namespace
+
+    spec_ir = _spec_ir(spec)
+    return _map_one(spec_ir, mapping_namespace(spec_ir), source, out)
+
+
+def expand_sources(sources: PathLike | Iterable[PathLike]) -> list[Path]:
+    """Source paths with each folder replaced by the files inside it (recursively, sorted,
+    hidden files and folders left out). Raises ``UsageError`` for a folder with no files."""
+    from mapc.build import UsageError
+
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    found: list[Path] = []
+    for source in map(Path, sources):
+        if not source.is_dir():
+            found.append(source)
+            continue
+        files = sorted(p for p in source.rglob("*")
+                       if p.is_file() and not any(part.startswith(".") for part in p.relative_to(source).parts))
+        if not files:
+            raise UsageError(f"{source} is a folder with no files to read")
+        found += files
+    return found
+
+
+def default_jobs() -> int:
+    """Parallel jobs by default: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: Input per worker process when ``jobs`` is not given. Starting a worker (Python, mapc, the
+#: spec's program) takes about 0.5 s of CPU, what mapping 10 MB of JSONL takes
+#: (docs/performance.md), so smaller runs stay in one process.
+BYTES_PER_WORKER = 16 * 1024 * 1024
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def run_many(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, jobs: int | None = None,
+             progress: Progress | None = None) -> list[RunResult]:
+    """Map many sources (files, or folders of them): one :class:`RunResult` per file, in order.
+
+    With ``jobs`` > 1 the files are mapped in that many worker processes (see
+    :mod:`mapc.parallel`), each loading the spec from its file; the results are the same as
+    one at a time. By default: up to the CPU count, one worker per 16 MB of input.
+    ``progress(done, total, source)`` is called as each file finishes.
+    """
+    return list(iter_runs(spec, sources, jobs=jobs, progress=progress))
+
+
+def iter_runs(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, jobs: int | None = None,
+              progress: Progress | None = None) -> Iterator[RunResult]:
+    """:func:`run_many`, yielding each result in order as soon as it and those before it are done."""
+    from mapc.build import mapping_namespace
+
+    spec = spec if isinstance(spec, Spec) else load_spec(spec)
+    files = expand_sources(sources)
+    if not jobs:  # a worker costs about what mapping 10 MB does: start one per BYTES_PER_WORKER
+        jobs = min(default_jobs(), max(1, sum(_size(f) for f in files) // BYTES_PER_WORKER))
+    jobs = min(jobs, len(files))
+    if jobs <= 1:
+        ns = mapping_namespace(spec.ir)
+        for done, source in enumerate(files, 1):
+            result = _map_one(spec.ir, ns, source)
+            if progress is not None:
+                progress(done, len(files), result.source)
+            yield result
+        return
+    from mapc.parallel import run_in_workers
+
+    yield from run_in_workers(spec.path, files, jobs, progress)
+
+
+def validate(target: str, out: PathLike, sources: PathLike | Iterable[PathLike] = (), *,
+             tasks: Sequence[str] = (), jobs: int | None = None, progress: Progress | None = None,
+             options: dict[str, Any] | None = None) -> ValidationReport:
+    """Check generated output the way the host would, as ``mapc validate`` does.
+
+    ``sources`` (files or folders) are traces to validate an RLViz plugin on; without them
+    its own test cases are used. ``tasks`` selects RELAI tasks. Targets that validate many
+    sources run ``jobs`` at a time (default: the CPU count) and call
+    ``progress(done, total, label)``. The report has ``ok``, the host-shaped JSON
+    ``payload``, the ``text`` ``mapc validate`` prints, and ``items``: one row per source
+    (source, records, warnings, ok, detail).
+    """
+    from mapc.build import resolve_target
+
+    chosen = resolve_target(target)
+    opts: dict[str, Any] = {"tasks": list(tasks), "jobs": jobs or default_jobs(), **(options or {})}
+    if progress is not None:
+        opts["progress"] = progress
+    return chosen.validate(Path(out), expand_sources(sources), opts)
