@@ -9,7 +9,8 @@ the elements of each value carry. Each value gets the event kind its name says
 grader, ...) and the fields its elements carry (role, content, tool calls, tool
 call id, tool name/arguments/result, reasoning, numeric rewards as signals).
 Values with the same kind and fields share a rule; an ``x_end`` marker that
-closes an ``x_begin`` is skipped. Without values (``--no-values``) the rules
+closes an ``x_begin`` is skipped. Type-like fields that split the elements
+between them (OpenHands' ``action`` and ``observation``) each get their rules. Without values (``--no-values``) the rules
 come from the structure alone: by role when the elements have one.
 """
 
@@ -139,19 +140,29 @@ class RuleDrafter:
     def first(self, keys: set[str], names, *types: str) -> str | None:
         return next((k for k in names if self.has(keys, k, *types)), None)
 
-    def discriminator(self) -> tuple[str, dict[str, int]] | None:
-        """The discriminator field present in the most elements (ties: the most telling name)."""
+    def discriminators(self) -> list[tuple[str, dict[str, int]]]:
+        """The fields that say what each element is: type-like fields that between them cover
+        (nearly) every element (OpenHands' `action` and `observation`), else the one field
+        present in the most elements (ties: the most telling name)."""
         if not self.use_values:
-            return None
-        elements = sum(self.prof.fields[p].types.get("object", 0) for p in self.paths if p in self.prof.fields)
-        best = None
+            return []
+        elements = max(sum(self.prof.fields[p].types.get("object", 0) for p in self.paths
+                           if p in self.prof.fields), 1)
+        found = []
         for rank, key in enumerate(DISCRIMINATORS):
             values = self.values(key) if key in self.keys else None
             if values and self.types(key) == {"string"}:
-                score = (sum(values.values()) / max(elements, 1), -rank)
-                if best is None or score > best[0]:
-                    best = (score, key, values)
-        return (best[1], best[2]) if best else None
+                found.append((sum(values.values()) / elements, -rank, key, values))
+        typed = sorted((f for f in found if f[2] in TYPE_KEYS), reverse=True)
+        chosen, covered = [], 0.0
+        for coverage, _, key, values in typed:
+            if covered >= 0.9 or covered + coverage > 1.05:
+                continue  # already covered, or the same elements again
+            chosen.append((key, values))
+            covered += coverage
+        if covered >= 0.9:
+            return chosen
+        return [max(found)[2:]] if found else []
 
     # -- fields per kind -----------------------------------------------------------------
     def fields(self, kind: str, keys: set[str], skip: set[str]) -> list[str]:
@@ -231,10 +242,21 @@ class RuleDrafter:
 
     # -- the rules -------------------------------------------------------------------------
     def rules(self) -> list[str]:
-        found = self.discriminator()
-        if found is None:
+        found = self.discriminators()
+        if not found:
             return self.structural_rules()
-        field, values = found
+        names = " and ".join(f"`{f}`" for f, _ in found)
+        lines = ["    rules:", f"      # TODO: one rule per value of {names} seen in the sample; "
+                 "check the kinds and fields"]
+        for field, values in found:
+            lines += self.value_rules(field, values)
+        field = found[0][0]
+        fallback = "message" if field in ROLE_KEYS else "log"
+        lines += [f"      - kind: {fallback}    # values the sample did not have"]
+        lines += [f"        {line}" for line in self.fields(fallback, set(self.keys), {field})[:1]]
+        return lines
+
+    def value_rules(self, field: str, values: dict[str, int]) -> list[str]:
         keys_of = keys_by_value(self.docs, self.paths, field) if self.docs is not None else {}
         ordered = sorted(values, key=lambda v: (-values[v], v))
         groups: dict[tuple, list[str]] = {}
@@ -255,8 +277,7 @@ class RuleDrafter:
                 continue
             body = tuple(self.fields(kind, keys, {field}) + self.common(keys))
             groups.setdefault((kind, body, self.observed(kind, keys)), []).append(value)
-        lines = ["    rules:", f"      # TODO: one rule per value of `{field}` seen in the sample; "
-                 "check the kinds and fields"]
+        lines = []
         if skipped:
             lines += [f"      - when: {q(self._test(field, skipped))}    # an end marker: its begin has it all",
                       "        skip: true"]
@@ -273,9 +294,6 @@ class RuleDrafter:
                 lines += [f"        {line}" for line in self.fields(kind, keys, {field}) + self.common(keys)]
             lines += [f"      - when: {q(test)}", "        kind: message"]
             lines += [f"        {line}" for line in self.fields("message", keys, {field}) + self.common(keys)]
-        fallback = "message" if field in ROLE_KEYS else "log"
-        lines += [f"      - kind: {fallback}    # values the sample did not have"]
-        lines += [f"        {line}" for line in self.fields(fallback, set(self.keys), {field})[:1]]
         return lines
 
     def observed(self, kind: str, keys: set[str]) -> str | None:

@@ -177,6 +177,7 @@ class _ReadCheck:
         self.indexes = [PathIndex(p) for _, p in samples]
         self.own = {str(Path(spec.file).resolve())}
         self.reported: set[tuple[str, str]] = set()
+        self.kids: dict[tuple[str, ...], set[str]] | None = None
         self.diags: list[Diagnostic] = []
 
     def run(self) -> list[Diagnostic]:
@@ -208,13 +209,18 @@ class _ReadCheck:
         return set().union(*(f[1] for f in found if f))
 
     def children(self, segs: tuple[str, ...]) -> list[str]:
-        names: set[str] = set()
-        for ix in self.indexes:
-            for path_segs in ix.fields:
-                if len(path_segs) == len(segs) + 1 and path_segs[-1] != "[]" and all(
-                        p == q or p == "*" for p, q in zip(segs, path_segs)):
-                    names.add(path_segs[-1])
-        return sorted(names)
+        """Field names the fixtures have in the objects at ``segs`` (one pass over the profiles,
+        then a lookup: linear however many reads are missing)."""
+        if self.kids is None:
+            self.kids = {}
+            for ix in self.indexes:
+                for path_segs in ix.fields:
+                    if path_segs and path_segs[-1] != "[]":
+                        self.kids.setdefault(path_segs[:-1], set()).add(path_segs[-1])
+        if "*" not in segs:
+            return sorted(self.kids.get(segs, ()))
+        return sorted({n for parent, names in self.kids.items() if len(parent) == len(segs) and all(
+            p == q or p == "*" for p, q in zip(segs, parent)) for n in names})
 
     def mark(self, expr: ir.Expr | None, path: tuple, offset: int):
         if expr is not None and self.spec.locate_in is not None:
@@ -347,17 +353,17 @@ def _distance(a: str, b: str) -> int:
     return prev[len(b)]
 
 
-def _optional_places(spec: ir.Spec) -> list[tuple]:
+def _optional_places(spec: ir.Spec) -> set[tuple]:
     """Spec paths whose reads may be absent by design: rules and emits with a `when` (they may
     match only elements the fixtures lack) and object templates (null members are dropped)."""
-    places: list[tuple] = []
+    places: set[tuple] = set()
 
     def visit(node) -> None:
         if isinstance(node, ir.ObjectTemplate):
-            places.append(node.path)
+            places.add(tuple(node.path))
             return
         if isinstance(node, (ir.Rule, ir.EventTemplate)) and node.when is not None:
-            places.append(node.path)
+            places.add(tuple(node.path))
             return
         if isinstance(node, tuple):
             for item in node:
@@ -371,8 +377,8 @@ def _optional_places(spec: ir.Spec) -> list[tuple]:
     return places
 
 
-def _inside(path: tuple, places: list[tuple]) -> bool:
-    return any(path[: len(p)] == p for p in places)
+def _inside(path: tuple, places: set[tuple]) -> bool:
+    return any(tuple(path[:n]) in places for n in range(len(path) + 1))
 
 
 def _unconditional_calls(node: dict):

@@ -135,3 +135,16 @@ def test_discriminator_values_name_their_kind(field, value, kind):
     from mapc.init_rules import kind_of
 
     assert kind_of(field, value) == kind
+
+
+def test_type_fields_that_split_the_elements_each_get_their_rules(tmp_path):
+    """OpenHands-style events: an action or an observation, each naming its type."""
+    rows = [{"source": "user", "action": "message", "message": "hi"},
+            {"source": "agent", "action": "run", "args": {"command": "ls"}},
+            {"source": "environment", "observation": "run", "content": "a.txt"},
+            {"source": "agent", "action": "change_agent_state", "args": {"agent_state": "done"}},
+            {"source": "environment", "observation": "agent_state_changed", "content": ""}]
+    text, sample = _draft(tmp_path, {"events": rows, "id": 1}, name="events.json")
+    assert "one rule per value of `action` and `observation`" in text
+    kinds = [e["kind"] for e in _events(tmp_path / "spec.yaml", sample)]
+    assert kinds == ["message", "generation", "observation", "state", "state"]
