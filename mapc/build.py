@@ -120,16 +120,19 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     return result
 
 
-def mapping_namespace(spec: ir.Spec) -> dict:
-    """The spec's mapping program, executed in-process (same code as generated adapters)."""
-    program = build_program(spec)
-    source = module_source(
-        program,
+def mapping_source(spec: ir.Spec) -> str:
+    """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``)."""
+    return module_source(
+        build_program(spec),
         entry="",
         docstring=f"mapc run: in-process mapping program of {spec.name}",
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
     )
-    return load_module(source)
+
+
+def mapping_namespace(spec: ir.Spec) -> dict:
+    """The spec's mapping program, executed in-process (same code as generated adapters)."""
+    return load_module(mapping_source(spec))
 
 
 def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:

@@ -287,6 +287,35 @@ def _run_many(spec, sources: list[Path], jobs: int, as_json: bool) -> None:
     raise typer.Exit(EXIT_OK if all(row["ok"] for row in rows) else EXIT_FINDINGS)
 
 
+@app.command("test")
+@guarded
+def test_(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    update: bool = typer.Option(False, "--update", help="Write or refresh the expected files "
+                                "(<fixture>.expected.ndjson) from what the spec produces now."),
+    against: Optional[Path] = typer.Option(None, "--against", help="Compare with the records of the adapter "
+                                           "already built in this folder instead of the expected files."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run SPEC on its test cases (every fixture, plus `tests:`) and compare with what is expected.
+
+    Exit 0 when every case passes, 1 when one fails, 2 when the spec cannot be tested.
+    """
+    from mapc.spectest import run_tests
+    from mapc.spectest.report import format_report
+
+    report = run_tests(spec, update=update, against=against)
+    if not report.ran:
+        _emit_diags(report.diagnostics, as_json, spec=str(spec), cases=[])
+        raise typer.Exit(EXIT_USAGE)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+    else:
+        _emit_diags(report.diagnostics, False)
+        typer.echo(format_report(report, str(spec)), nl=False, err=not report.ok)
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
 @app.command()
 @guarded
 def validate(

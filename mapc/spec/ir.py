@@ -256,6 +256,20 @@ class Fixture:
 
 
 @dataclass(frozen=True)
+class SpecTest:
+    """One `tests:` entry of the spec file itself (``mapc test``): a trace to map, or a task
+    whose recorded trace is scored, and what is expected of it."""
+
+    name: str
+    source: str | None  # the trace as written (relative to the spec), or None
+    resolved: str  # absolute path of the trace (for a task: its recorded trace)
+    task: str | None  # a task id: an evaluation test
+    expected: str | None  # the expected file as written; None: the default name
+    expect: Any  # a partial expectation (dict), or None
+    path: PathT
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     version: str
@@ -277,6 +291,7 @@ class Spec:
     digest: str  # SHA-256 of the normalized spec data
     locate: Any = field(default=None, compare=False, repr=False)  # (path, key=False) -> Mark
     locate_in: Any = field(default=None, compare=False, repr=False)  # (path, offset in the value) -> Mark
+    tests: tuple[SpecTest, ...] = ()  # `tests:` of the spec file itself (not inherited)
 
     def diag(self, code: str, path: PathT, message: str, *, hint: str | None = None,
              severity: str = "error", key: bool = False):

@@ -425,6 +425,7 @@ def build_schema() -> dict[str, Any]:
             ),
         ]
     }
+    test_case = _test_case_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -469,6 +470,12 @@ def build_schema() -> dict[str, Any]:
             "tasks": tasks,
             "agent": agent,
             "fixtures": {"type": "array", "items": fixture, "description": "Small sample traces (relative to the spec) used to test the adapter."},
+            "tests": {
+                "type": "array",
+                "items": test_case,
+                "description": "`mapc test` cases besides the fixtures: a trace and its expected records, or a "
+                "task's recorded trace and its expected evaluation.",
+            },
             "targets": _obj(
                 {
                     "rlviz": _obj({"raw": {"type": "boolean", "description": "Copy source elements into every event's `raw`."}}),
@@ -524,6 +531,53 @@ def build_schema() -> dict[str, Any]:
             "sibling": sibling,
         },
     }
+
+
+
+def _test_case_schema() -> dict[str, Any]:
+    """One `tests:` entry (docs/spec-reference.md, "tests"); `mapc.spec.semantic` checks that it
+    names exactly one of `source` and `task`, and not both `expected` and `expect`."""
+    path = {"type": "string", "minLength": 1}
+    counts = {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}
+    kinds = {"type": "array", "items": {"enum": EVENT_KINDS}}
+    expect = _obj(
+        {
+            "counts": {**counts, "propertyNames": {"enum": ["run", "case", "group", "trajectory", "event",
+                                                            "signal", "artifact"]},
+                       "description": "Number of records per record type."},
+            "kinds": {
+                "description": "Event kinds in stream order: a list, or trajectory id -> list.",
+                "anyOf": [kinds, {"type": "object", "additionalProperties": kinds}],
+            },
+            "records": {
+                "type": "object",
+                "additionalProperties": {"type": "object"},
+                "description": "Record id -> {field: value}; a field may be a dotted path (output.content).",
+            },
+            "warnings": {"type": "integer", "minimum": 0, "description": "Number of mapping warnings."},
+            "scores": {"type": "object", "additionalProperties": {"type": ["number", "null"]},
+                       "description": "Evaluator id -> score (null: the evaluator could not score)."},
+            "feedback": {"type": "object", "additionalProperties": {"type": "string"},
+                         "description": "Evaluator id -> feedback text."},
+            "reward": {"type": "number", "description": "The combined reward in [0, 1] (reward.combine)."},
+            "metrics": {"type": "object", "additionalProperties": {"type": "number"},
+                        "description": "Metric name -> value (reward, evaluator scores, usage)."},
+            "output": {"description": "The trajectory's final output."},
+        },
+        description="A partial expectation: only what it names is checked.",
+    )
+    return _obj(
+        {
+            "name": {"type": "string", "minLength": 1, "description": "How the case is reported."},
+            "source": {**path, "description": "A trace to map (relative to the spec)."},
+            "task": {"type": ["string", "integer"], "description": "A task id: score its recorded trace."},
+            "trace": {**path, "description": "The task's recorded trace (default: agent.replay for the task)."},
+            "expected": {**path, "description": "Expected output file (default: <source>.expected.ndjson, "
+                         "or <trace>.<task>.expected.json); written by `mapc test --update`."},
+            "expect": expect,
+        },
+        description="A `mapc test` case: `source` (records) or `task` (evaluation).",
+    )
 
 
 SCHEMA = build_schema()

@@ -805,6 +805,91 @@ class Builder:
             out.append(ir.Fixture(spec["path"], str(p), spec.get("min_records")))
         return tuple(out)
 
+    def tests(self, data: list | None, tasks: ir.Tasks | None, agent: ir.Agent | None,
+              evaluators) -> tuple[ir.SpecTest, ...]:
+        """`tests:` entries written in the spec file itself: a base spec's tests map with the base's
+        rules, so an extending spec does not inherit them. Paths stay inside the spec's folder."""
+        if not data or self.spec.mark(("tests",)).file != self.spec.file:
+            return ()
+        task_ids = {t.id for t in tasks.items} if tasks else set()
+        out = []
+        for i, t in enumerate(data):
+            path = ("tests", i)
+            if ("source" in t) == ("task" in t):
+                self.error("invalid_value", path, "a test gives `source` (a trace to map) or `task` (a task "
+                           "whose recorded trace is scored), exactly one of them")
+                continue
+            if "expected" in t and "expect" in t:
+                self.error("conflicting_keys", path + ("expect",), "give `expected` (a file of expected "
+                           "output) or `expect` (a partial expectation), not both", key=True)
+                continue
+            for key in ("source", "trace", "expected"):
+                if key in t and self._test_path(t[key], path + (key,), must_exist=key != "expected") is None:
+                    break
+            else:
+                case = self._test_case(t, path, task_ids, agent, evaluators)
+                if case is not None:
+                    out.append(case)
+        return tuple(out)
+
+    def _test_case(self, t: dict, path: tuple, task_ids: set, agent: ir.Agent | None,
+                   evaluators) -> ir.SpecTest | None:
+        expect = t.get("expect")
+        if "source" in t:
+            if "trace" in t:
+                self.error("invalid_value", path + ("trace",), "`trace` belongs to a task test; this test maps "
+                           "`source`", key=True)
+                return None
+            resolved = self._test_path(t["source"], path + ("source",), must_exist=True)
+            return ir.SpecTest(t.get("name") or t["source"], t["source"], str(resolved), None,
+                               t.get("expected"), expect, path)
+        task = str(t["task"])
+        if task not in task_ids:
+            known = ", ".join(sorted(task_ids)[:8]) or "none: the spec has no tasks"
+            self.error("unknown_task", path + ("task",), f"no task {task!r} in `tasks` (known: {known})")
+            return None
+        if not evaluators:
+            self.error("missing_key", path + ("task",), "a task test scores the trace, but the spec has no "
+                       "`evaluators`", hint="add evaluators, or test the records with `source:`")
+            return None
+        trace = t.get("trace")
+        if trace is None:
+            if agent is None or not agent.replay:
+                self.error("missing_key", path, "which recorded trace should be scored? give `trace:` (the spec's "
+                           "agent replays none)")
+                return None
+            from mapc.runtime.agent_rt import fill_placeholders
+
+            try:
+                trace = fill_placeholders(agent.replay, {"task_id": task, "seed": 0})
+            except ValueError:
+                trace = agent.replay
+        resolved = self._test_path(trace, path + (("trace",) if "trace" in t else ("task",)), must_exist=True,
+                                   what=None if "trace" in t else "agent.replay for this task")
+        if resolved is None:
+            return None
+        return ir.SpecTest(t.get("name") or f"task {task}", None, str(resolved), task, t.get("expected"),
+                           expect, path)
+
+    def _test_path(self, rel: str, path: tuple, *, must_exist: bool, what: str | None = None) -> Path | None:
+        """A test's file, resolved inside the spec's folder (None, with a diagnostic, when it is not)."""
+        problem = path_problem(rel)
+        if problem:
+            self.error("invalid_value", path, f"the path {problem}")
+            return None
+        folder = self.base_dir.resolve()
+        p = (folder / rel).resolve()
+        label = f"{rel} ({what})" if what else rel
+        if p != folder and folder not in p.parents:
+            self.error("invalid_value", path, f"{label} is outside the spec's folder",
+                       hint="test files live in the spec's folder or below it")
+            return None
+        if must_exist and not p.is_file():
+            self.error("missing_file", path, f"test trace not found: {label}",
+                       hint=f"paths are relative to the spec's folder ({self.base_dir})")
+            return None
+        return p
+
     # -- whole spec --------------------------------------------------------------
     def _section(self, fn, default=None):
         """Run one part of the build; in tolerant mode a shape error skips just that part."""
@@ -842,6 +927,7 @@ class Builder:
         tasks = self._section(lambda: self.tasks(data.get("tasks")))
         agent = self._section(lambda: self.agent(data.get("agent")))
         fixtures = self._section(lambda: self.fixtures(data.get("fixtures")), ())
+        tests = self._section(lambda: self.tests(data.get("tests"), tasks, agent, evaluators), ())
         if tolerant or any(d.is_error for d in self.diags) or events is None:
             return None
         return ir.Spec(
@@ -862,9 +948,11 @@ class Builder:
             targets=tuple(sorted((data.get("targets") or {}).items())),
             file=self.spec.file,
             files=tuple(sorted(self.spec.texts)),
-            digest=_digest(data, self.referenced_files),
+            # tests check the output, they do not shape it: a build is current whatever they say
+            digest=_digest({k: v for k, v in data.items() if k != "tests"}, self.referenced_files),
             locate=self.spec.mark,
             locate_in=self.spec.expression_mark,
+            tests=tests,
         )
 
     def _line_level(self, source: ir.Source, levels, events) -> str | None:

@@ -1,0 +1,126 @@
+"""The format of expected files: stable across mapc versions and machines, safe to edit by hand.
+
+Records: one JSON object per line, ``record_type`` and ``id`` first, every other
+key sorted (at every depth), compact separators, UTF-8, ``\\n`` line ends, in the
+order the spec emits them; the stream's ``complete`` record is left out (it only
+counts). Nothing in them depends on the generated code's layout or on where the
+files sit: canonical records hold source paths relative to the trace's folder
+and no times or versions. Evaluations: one JSON object, indented, keys sorted.
+Comparison reads the values back, so key order, spacing and line order never
+make a difference; values are what a person edits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+MAX_EXPECTED_BYTES = 256 * 1024 * 1024
+
+
+class ExpectedFileError(ValueError):
+    """An expected file that cannot be read (with the line that is wrong)."""
+
+
+def _sorted(value):
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def ordered(record: dict) -> dict:
+    """``record_type`` and ``id`` first, then every key sorted, nested objects too."""
+    head = {k: record[k] for k in ("record_type", "id") if k in record}
+    rest = _sorted({k: v for k, v in record.items() if k not in head})
+    return {**head, **rest}
+
+
+def record_line(record: dict) -> str:
+    try:
+        text = json.dumps(ordered(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:  # a lone surrogate in a value: that line in \u escapes
+        return json.dumps(ordered(record), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def records_bytes(records: list[dict]) -> bytes:
+    lines = [record_line(r) for r in records if r.get("record_type") != "complete"]
+    return ("".join(line + "\n" for line in lines)).encode("utf-8")
+
+
+def evaluation_bytes(result: dict) -> bytes:
+    return (json.dumps(_sorted(result), ensure_ascii=False, indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _read(path: Path) -> str:
+    if path.is_symlink() or not path.is_file():
+        raise ExpectedFileError(f"{path.name} is not a regular file")
+    if path.stat().st_size > MAX_EXPECTED_BYTES:
+        raise ExpectedFileError(f"{path.name} is larger than {MAX_EXPECTED_BYTES >> 20} MiB")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExpectedFileError(f"{path.name} is not UTF-8 text (byte {exc.start})") from None
+
+
+def read_records(path: Path) -> list[dict]:
+    """The records of an expected file (blank lines skipped); ExpectedFileError names the bad line."""
+    out = []
+    for n, line in enumerate(_read(path).split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise ExpectedFileError(f"{path.name}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("record_type"), str):
+            raise ExpectedFileError(f"{path.name}:{n}: each line must be a record (an object with record_type)")
+        if rec["record_type"] != "complete":
+            out.append(rec)
+    return out
+
+
+def read_evaluation(path: Path) -> dict:
+    try:
+        doc = json.loads(_read(path))
+    except ValueError as exc:
+        raise ExpectedFileError(f"{path.name}: not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ExpectedFileError(f"{path.name}: must hold one JSON object")
+    return doc
+
+
+def write_expected(path: Path, data: bytes, folder: Path) -> bool:
+    """Write an expected file atomically, only inside ``folder`` and never through a symlink.
+
+    Returns False when the file already holds exactly ``data`` (nothing is written).
+    """
+    path = Path(path)
+    parent = path.parent.resolve()
+    folder = folder.resolve()
+    if parent != folder and folder not in parent.parents:
+        raise ExpectedFileError(f"{path} is outside the spec's folder; not written")
+    if path.is_symlink():
+        raise ExpectedFileError(f"{path} is a symbolic link; not written")
+    if path.exists() and not path.is_file():
+        raise ExpectedFileError(f"{path} is not a regular file; not written")
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, parent / path.name)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
