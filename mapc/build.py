@@ -31,6 +31,7 @@ class BuildResult:
     files: dict[str, bytes] = field(default_factory=dict)
     validation: ValidationReport | None = None
     written: object = None  # mapc.output.WriteReport: removed files, forced overwrites, notes
+    tests: object = None  # mapc.spectest.TestReport: the spec's tests, run before writing
 
     @property
     def ok(self) -> bool:
@@ -93,12 +94,24 @@ def output_files(spec: ir.Spec, target: Target, out: Path, *, force: bool = Fals
 
 
 def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, validate: bool = True,
-          force: bool = False) -> BuildResult:
-    """Build ``spec_path`` for ``target_name`` into ``out_dir``."""
+          force: bool = False, test: bool = True) -> BuildResult:
+    """Build ``spec_path`` for ``target_name`` into ``out_dir``.
+
+    With ``test``, the spec's tests run first (those with expected files) and a failing
+    one stops the build before anything is written.
+    """
     target = resolve_target(target_name)
     spec, diags = load_checked(spec_path, target)
     if spec is None:
         return BuildResult(None, diags)
+    tests = None
+    if test:
+        from mapc.spectest.runner import failed_tests, run_tests
+
+        tests = run_tests(spec_path, spec=spec, only_expected=True)
+        diags.extend(failed_tests(tests, str(spec_path)))
+        if not diags.ok:
+            return BuildResult(spec, diags, tests=tests)
     out = Path(os.path.abspath(out_dir))  # still valid after the swap replaces a folder cwd is in
     from mapc import provenance
     from mapc.output import OutputConflict, plan_output, write_output
@@ -114,7 +127,7 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     except OutputConflict as exc:
         diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint, file=str(out)))
         return BuildResult(spec, diags, files)
-    result = BuildResult(spec, diags, files, written=written)
+    result = BuildResult(spec, diags, files, written=written, tests=tests)
     if validate:
         result.validation = target.validate_build(spec, out)
     return result

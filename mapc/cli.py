@@ -135,6 +135,8 @@ def build(
     force: bool = typer.Option(False, "--force", help="Overwrite generated files that were edited by hand, "
                                "and files mapc did not generate that are in the way."),
     no_validate: bool = typer.Option(False, "--no-validate", help="Skip the built-in validator after building."),
+    no_test: bool = typer.Option(False, "--no-test", help="Skip the spec's tests (`mapc test`), which "
+                                 "otherwise run first and stop the build when one fails."),
     check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 0 if the output is current, "
                                     "1 if not (with the reason per file)."),
     diff: bool = typer.Option(False, "--diff", help="Write nothing; print the unified diff a build would apply "
@@ -146,8 +148,10 @@ def build(
         _check_build(spec, target, out, diff, as_json)
     from mapc.api import build as do_build
 
-    result = do_build(spec, target, out, validate=not no_validate, force=force)
+    result = do_build(spec, target, out, validate=not no_validate, force=force, test=not no_test)
     extra = {"target": target, "out": str(out), "files": sorted(result.files)}
+    if result.tests is not None:
+        extra["tests"] = [r.to_dict() for r in result.tests.results]
     written = result.written
     if written is not None:
         extra["removed"] = written.removed
@@ -167,9 +171,20 @@ def build(
                 typer.echo(f"note: {note}", err=True)
         if result.validation is not None and result.validation.text:
             typer.echo(result.validation.text, err=True)
+        _test_notes(result.tests, spec)
         if result.ok:
             typer.echo(f"built {target} adapter in {out} ({len(result.files)} files)", err=True)
     raise typer.Exit(EXIT_OK if result.ok else EXIT_FINDINGS)
+
+
+def _test_notes(report, spec: Path) -> None:
+    """What `mapc build` could not test yet: cases without an expected file."""
+    untested = [r.case.name for r in (report.results if report else []) if r.status == "skipped"]
+    if untested:
+        typer.echo(f"note: not tested (no expected records yet): {', '.join(untested)}; "
+                   f"`mapc test --update {spec}` writes them", err=True)
+    elif report is not None and report.results and report.ok:
+        typer.echo(f"tested: {len(report.results)} case(s) pass (mapc test)", err=True)
 
 
 def _check_build(spec: Path, target: str, out: Path, with_diff: bool, as_json: bool) -> None:
@@ -502,7 +517,7 @@ def init(
 ) -> None:
     """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
     from mapc.build import UsageError
-    from mapc.init import InitError, init_spec, write_spec
+    from mapc.init import InitError, init_spec, write_first_expected, write_spec
 
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
@@ -512,6 +527,7 @@ def init(
         if out is not None:
             write_spec(draft.text, out, force=force)
             draft.notes.append(_write_project_schema(draft.schema))
+            draft.notes += write_first_expected(out, force=force)
     except InitError as exc:
         if as_json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "init"}))

@@ -44,10 +44,7 @@ class Locator:
     def place(self, record: dict, field: tuple = (), origin: str | None = None) -> Place | None:
         """Where ``field`` of ``record`` was made (the record's node for ``()``)."""
         path = self._path(record, tuple(field), origin)
-        if path is None or self.spec.locate is None:
-            return None
-        mark = self.spec.locate(tuple(path))
-        return Place(format_path(path), mark.file, mark.line)
+        return place_of(self.spec, path) if path is not None else None
 
     def _path(self, record: dict, field: tuple, origin: str | None):
         rt = record.get("record_type")
@@ -133,6 +130,24 @@ class Locator:
         if value is not None:
             return _value_path(value, field[1:])
         return sig.path
+
+
+def written(spec: ir.Spec, path: tuple) -> bool:
+    """Whether the spec (or a spec it extends) writes ``path`` itself."""
+    loaded = getattr(spec.locate, "__self__", None)
+    return loaded is not None and (tuple(path) in loaded.values or tuple(path) in loaded.keys)
+
+
+def place_of(spec: ir.Spec, path: tuple) -> Place | None:
+    """The spec line of ``path``, or of its nearest ancestor the spec file writes (a default
+    that the spec leaves out has no line of its own); None for the document itself."""
+    path = tuple(path)
+    while path and not written(spec, path):
+        path = path[:-1]
+    if not path or spec.locate is None:
+        return None
+    mark = spec.locate(path)
+    return Place(format_path(path), mark.file, mark.line)
 
 
 def _literal(value) -> object:

@@ -33,9 +33,20 @@ def _field_line(f) -> str:
         what = f"added   {f.field}: {_value(f.actual)}"
     elif f.change == "removed":
         what = f"removed {f.field}: {_value(f.expected)}"
+    elif isinstance(f.expected, list) and isinstance(f.actual, list):
+        what = f"changed {f.field}: {_list_change(f.expected, f.actual)}"
     else:
         what = f"changed {f.field}: {_value(f.expected)} -> {_value(f.actual)}"
     return what + _where(f.place)
+
+
+def _list_change(expected: list, actual: list) -> str:
+    """Lists (event kinds, tool calls) differ first at one index: say which, and the lengths."""
+    n = next((i for i, (e, a) in enumerate(zip(expected, actual)) if e != a), min(len(expected), len(actual)))
+    e = _value(expected[n]) if n < len(expected) else "(end)"
+    a = _value(actual[n]) if n < len(actual) else "(end)"
+    sizes = f" ({len(expected)} -> {len(actual)} items)" if len(expected) != len(actual) else ""
+    return f"first at [{n}]: {e} -> {a}{sizes}"
 
 
 def _grouped(diffs) -> list[tuple]:

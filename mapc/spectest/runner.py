@@ -11,7 +11,7 @@ from mapc.spectest import canonical
 from mapc.spectest.cases import Case, spec_cases, spec_folder
 from mapc.spectest.compare import MISSING, Comparison, FieldChange, RecordDiff, diff_values
 from mapc.spectest.execute import Executor, MappingRun
-from mapc.spectest.locate import Locator, Place
+from mapc.spectest.locate import Locator, place_of, written
 from mapc.spectest.origins import Origins
 from mapc.spectest.partial import check_evaluation, check_records
 
@@ -97,15 +97,38 @@ def run_tests(spec_path: str | Path, *, update: bool = False, against: str | Pat
     report = TestReport(str(spec_path), diags, update=update, against=str(against) if against else None)
     if spec is None:
         return report
-    cases = spec_cases(spec)
-    if only_expected:
-        cases = [c for c in cases if c.expected is None or c.expected.exists()]
     runner = _Runner(spec)
+    cases = spec_cases(spec)
     if against is not None:
         report.results = runner.against(cases, Path(against))
-    else:
-        report.results = [runner.run(c, update) for c in cases]
+        return report
+    for case in cases:
+        if only_expected and case.expected is not None and not case.expected.exists():
+            report.results.append(CaseResult(case, SKIPPED, f"no expected file {case.expected.name} yet"))
+        else:
+            report.results.append(runner.run(case, update))
     return report
+
+
+def failed_tests(report: TestReport, spec_arg: str) -> list:
+    """One error per failing case, for ``mapc build`` (which then writes nothing)."""
+    from mapc.diagnostics import Diagnostic
+
+    out = []
+    for r in report.failed:
+        c = r.case
+        if r.diffs:
+            what = f"{len(r.diffs)} record(s) differ from {c.expected.name}"
+        elif r.mismatches:
+            what = f"{len(r.mismatches)} expectation(s) not met"
+        else:
+            what = r.message or r.status
+        out.append(Diagnostic(
+            code="test_failed", file=str(c.expected or c.source),
+            message=f"test {c.name!r} fails: {what}; nothing was written",
+            hint=f"see the differences with `mapc test {spec_arg}`; if the new output is intended, "
+                 f"`mapc test --update {spec_arg}` writes it as expected (review it), or build with --no-test"))
+    return out
 
 
 class _Runner:
@@ -253,11 +276,8 @@ class _Runner:
             path = ev.score.path if key in ("scores", "metrics") or not ev.feedback else ev.feedback[0].path[:-1]
         elif key == "metrics" and name in ("cost_usd", "tokens"):
             path = ("usage", name)
-        elif key in ("reward", "metrics"):
-            path = ("reward", "combine")
-        if path is not None and self.spec.locate is not None:
-            from mapc.diagnostics import format_path
-
-            mark = self.spec.locate(tuple(path))
-            change.place = Place(format_path(path), mark.file, mark.line)
+        elif key in ("reward", "metrics"):  # combined from every evaluator (reward.combine, or the mean)
+            path = ("reward", "combine") if written(self.spec, ("reward",)) else ("evaluators",)
+        if path is not None:
+            change.place = place_of(self.spec, path)
         return change

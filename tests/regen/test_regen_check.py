@@ -162,11 +162,13 @@ def test_the_pre_commit_hook_and_the_readme_snippet_work(tmp_path):
 
     from regen.helpers import ROOT
 
-    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "mapc-check" and hook["pass_filenames"] is False
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    hook = hooks["mapc-check"]
+    assert hook["pass_filenames"] is False
     readme = (ROOT / "README.md").read_text()
-    args = yaml.safe_load(readme.split("# .pre-commit-config.yaml\n", 1)[1].split("```", 1)[0])
-    args = args["repos"][0]["hooks"][0]["args"]
+    config = yaml.safe_load(readme.split("# .pre-commit-config.yaml\n", 1)[1].split("```", 1)[0])
+    readme_args = {h["id"]: h["args"] for h in config["repos"][0]["hooks"]}
+    args = readme_args["mapc-check"]
     assert args[1:4] == ["--target", "rlviz", "-o"]
     spec = copy_case(tmp_path)
     out = tmp_path / "plugins" / "my-agent"
@@ -176,3 +178,10 @@ def test_the_pre_commit_hook_and_the_readme_snippet_work(tmp_path):
     assert run_mapc(*argv).returncode == 1  # nothing built yet
     build_ok(spec, out)
     assert run_mapc(*argv).returncode == 0
+    # mapc-test: the spec maps its fixtures as expected (once the expected files are written)
+    test_hook = hooks["mapc-test"]
+    assert test_hook["pass_filenames"] is False and readme_args["mapc-test"] == [args[0]]
+    test_argv = shlex.split(test_hook["entry"])[1:] + [str(spec)]
+    assert run_mapc(*test_argv).returncode == 1  # no expected records yet
+    assert run_mapc(*test_argv, "--update").returncode == 0
+    assert run_mapc(*test_argv).returncode == 0
