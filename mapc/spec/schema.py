@@ -573,7 +573,7 @@ def _test_case_schema() -> dict[str, Any]:
             "task": {"type": ["string", "integer"], "description": "A task id: score its recorded trace."},
             "trace": {**path, "description": "The task's recorded trace (default: agent.replay for the task)."},
             "expected": {**path, "description": "Expected output file (default: <source>.expected.ndjson, "
-                         "or <trace>.<task>.expected.json); written by `mapc test --update`."},
+                         "or <spec stem>.<task>.expected.json); written by `mapc test --update`."},
             "expect": expect,
         },
         description="A `mapc test` case: `source` (records) or `task` (evaluation).",

@@ -68,9 +68,8 @@ def spec_cases(spec: ir.Spec) -> list[Case]:
         if t.task is None:
             suffix = RECORDS_SUFFIX
             default = default_expected(spec, trace, suffix)
-        else:
-            suffix = f".{_UNSAFE.sub('_', t.task)}{EVALUATION_SUFFIX}"
-            default = default_expected(spec, trace, suffix)
+        else:  # an evaluation depends on the spec's evaluators more than on the trace: beside the spec
+            default = folder / f"{Path(spec.file).stem}.{_UNSAFE.sub('_', t.task)}{EVALUATION_SUFFIX}"
         if t.expect is not None:
             expected = None
         elif t.expected is not None:

@@ -102,8 +102,13 @@ def run_tests(spec_path: str | Path, *, update: bool = False, against: str | Pat
     if against is not None:
         report.results = runner.against(cases, Path(against))
         return report
+    owners: dict[Path, str] = {}
     for case in cases:
-        if only_expected and case.expected is not None and not case.expected.exists():
+        owner = owners.setdefault(case.expected, case.name) if case.expected is not None else case.name
+        if owner != case.name:
+            report.results.append(CaseResult(case, ERROR, f"its expected file {case.expected.name} is also "
+                                             f"{owner!r}'s: give this test its own with `expected:`"))
+        elif only_expected and case.expected is not None and not case.expected.exists():
             report.results.append(CaseResult(case, SKIPPED, f"no expected file {case.expected.name} yet"))
         else:
             report.results.append(runner.run(case, update))

@@ -37,7 +37,8 @@ def test_cli_exit_codes_and_json(tmp_path: Path):
     ok = mapc("test", spec, "--json")
     assert ok.returncode == 0, ok.stderr
     doc = json.loads(ok.stdout)
-    assert doc["ok"] and [c["status"] for c in doc["cases"]] == ["passed"]
+    assert doc["ok"] and [(c["kind"], c["status"]) for c in doc["cases"]] == [
+        ("records", "passed"), ("evaluation", "passed"), ("evaluation", "passed")]
     assert doc["cases"][0]["records"] == 178
     edit(spec, *BROKEN)
     failed = mapc("test", spec, "--json")
@@ -60,10 +61,10 @@ def test_update_writes_only_what_changed_and_then_passes(tmp_path: Path):
     spec = copy_example(tmp_path, "verifiers-math")
     expected = spec.parent / "results.jsonl.expected.ndjson"
     before = expected.read_bytes()
-    assert [r.status for r in run_tests(spec, update=True).results] == ["current"]
+    assert [r.status for r in run_tests(spec, update=True).results] == ["current"] * 3
     edit(spec, *BROKEN)
     assert not run_tests(spec).ok
-    assert [r.status for r in run_tests(spec, update=True).results] == ["written"]
+    assert [r.status for r in run_tests(spec, update=True).results] == ["written", "current", "current"]
     assert run_tests(spec).ok
     after = expected.read_bytes().decode().splitlines()
     changed = [n for n, (a, b) in enumerate(zip(before.decode().splitlines(), after)) if a != b]
@@ -79,6 +80,7 @@ def test_update_never_writes_through_a_symlink(tmp_path: Path):
     expected.symlink_to(outside)
     report = run_tests(spec, update=True)
     assert not report.ok and "symbolic link" in report.results[0].message
+    assert [r.status for r in report.results[1:]] == ["current", "current"]
     assert outside.read_text() == "mine\n"
 
 
@@ -97,8 +99,9 @@ def test_against_a_built_adapter(built, target: str, tmp_path: Path):
     assert run_tests(spec, against=built[target]).ok
     edit(spec, *BROKEN)
     report = run_tests(spec, against=built[target])
-    (result,) = report.results
+    result = report.results[0]
     assert result.status == "failed" and len(result.diffs) == 31
+    assert [r.status for r in report.results[1:]] == ["skipped", "skipped"]  # evaluations: expected files only
     assert result.diffs[0].fields[0].place.path == "records.events.rules[0].kind"
 
 
@@ -153,31 +156,49 @@ def test_tests_do_not_change_the_spec_digest(tmp_path: Path):
 
     spec = copy_example(tmp_path, "verifiers-math")
     before, _ = load_checked(spec)
-    spec.write_text(spec.read_text() + "\ntests:\n  - {source: results.jsonl, expect: {counts: {run: 1}}}\n")
+    spec.write_text(spec.read_text() + "  - {source: results.jsonl, expect: {counts: {run: 1}}}\n")
     after, _ = load_checked(spec)
-    assert len(after.tests) == 1 and after.digest == before.digest
+    assert len(after.tests) == len(before.tests) + 1 and after.digest == before.digest
 
 
 def test_an_extending_spec_does_not_inherit_tests(tmp_path: Path):
     from mapc.build import load_checked
 
     base = copy_example(tmp_path, "verifiers-math")
-    base.write_text(base.read_text() + "\ntests:\n  - {source: results.jsonl, expect: {counts: {run: 1}}}\n")
     child = base.parent / "child.yaml"
     child.write_text("mapc: 1\nname: child\nextends: spec.yaml\n")
     loaded, diags = load_checked(child)
     assert loaded is not None, [d.message for d in diags]
-    assert loaded.tests == () and len(load_checked(base)[0].tests) == 1
+    assert loaded.tests == () and len(load_checked(base)[0].tests) == 2
 
 
 def test_bad_tests_entries_are_spec_errors_with_positions(tmp_path: Path):
     spec = copy_example(tmp_path, "verifiers-math")
-    spec.write_text(spec.read_text() + "\ntests:\n  - {source: ../../outside.jsonl}\n  - {task: nope}\n"
+    spec.write_text(spec.read_text() + "  - {source: ../../outside.jsonl}\n  - {task: nope}\n"
                     "  - {source: results.jsonl, task: example-0}\n  - {source: missing.jsonl}\n"
                     "  - {source: results.jsonl, expected: x.ndjson, expect: {counts: {run: 1}}}\n")
     result = mapc("check", spec, "--json")
     assert result.returncode == 1
     found = {(d["path"], d["code"]) for d in json.loads(result.stdout)["diagnostics"]}
-    assert found == {("tests[0].source", "invalid_value"), ("tests[1].task", "unknown_task"),
-                     ("tests[2]", "invalid_value"), ("tests[3].source", "missing_file"),
-                     ("tests[4].expect", "conflicting_keys")}
+    assert found == {("tests[2].source", "invalid_value"), ("tests[3].task", "unknown_task"),
+                     ("tests[4]", "invalid_value"), ("tests[5].source", "missing_file"),
+                     ("tests[6].expect", "conflicting_keys")}
+
+
+def test_two_cases_never_share_an_expected_file(tmp_path: Path):
+    spec = copy_example(tmp_path, "verifiers-math")
+    spec.write_text(spec.read_text() + "  - {task: example-0, name: again}\n")
+    report = run_tests(spec)
+    again = [r for r in report.results if r.case.name == "again"][0]
+    assert again.status == "error" and "expected: " not in again.message and "`expected:`" in again.message
+    assert [r.status for r in report.results if r.case.name != "again"] == ["passed"] * 3
+
+
+def test_evaluation_cases_score_the_recorded_trace(tmp_path: Path):
+    spec = copy_example(tmp_path, "verifiers-math")
+    report = run_tests(spec)
+    evaluations = {r.case.task: r for r in report.results if r.case.kind == "evaluation"}
+    assert set(evaluations) == {"example-0", "example-3"} and all(r.ok for r in evaluations.values())
+    doc = json.loads((spec.parent / "spec.example-0.expected.json").read_text())
+    assert doc["scores"] == {"correct": 1.0, "used_python": 1.0} and doc["trajectory_id"] == "example-0-rollout-0"
+    assert set(doc["metrics"]) == {"reward", "correct", "used_python"}
