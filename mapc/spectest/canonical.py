@@ -112,8 +112,10 @@ def write_expected(path: Path, data: bytes, folder: Path) -> bool:
     if path.is_file() and path.read_bytes() == data:
         return False
     parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.is_file() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
+        os.fchmod(fd, mode)  # a file the user reads and commits, not mkstemp's private 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -124,3 +126,9 @@ def write_expected(path: Path, data: bytes, folder: Path) -> bool:
             os.unlink(tmp)
         raise
     return True
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -202,3 +202,15 @@ def test_evaluation_cases_score_the_recorded_trace(tmp_path: Path):
     doc = json.loads((spec.parent / "spec.example-0.expected.json").read_text())
     assert doc["scores"] == {"correct": 1.0, "used_python": 1.0} and doc["trajectory_id"] == "example-0-rollout-0"
     assert set(doc["metrics"]) == {"reward", "correct", "used_python"}
+
+
+def test_update_writes_files_with_the_usual_permissions(tmp_path: Path):
+    spec = copy_example(tmp_path, "verifiers-math")
+    expected = spec.parent / "results.jsonl.expected.ndjson"
+    expected.unlink()
+    old = os.umask(0o022)
+    try:
+        assert run_tests(spec, update=True).ok
+    finally:
+        os.umask(old)
+    assert expected.stat().st_mode & 0o777 == 0o644
