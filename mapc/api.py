@@ -126,9 +126,9 @@ def _spec_path(spec: Spec | PathLike) -> Path:
 
 
 def build(spec: Spec | PathLike, target: str, out: PathLike, *, validate: bool = True,
-          force: bool = False) -> BuildResult:
+          force: bool = False, test: bool = True) -> BuildResult:
     """Generate the adapter for ``target`` into ``out`` and run the built-in validator, as
-    ``mapc build`` does.
+    ``mapc build`` does (the spec's tests first, unless ``test=False``: ``result.tests``).
 
     ``spec`` is a path or a :class:`Spec` (its file is read again, so the build records the
     file as it is now). Spec errors, output conflicts and validation failures are in the
@@ -137,7 +137,7 @@ def build(spec: Spec | PathLike, target: str, out: PathLike, *, validate: bool =
     """
     from mapc.build import build as build_output
 
-    return build_output(_spec_path(spec), target, out, validate=validate, force=force)
+    return build_output(_spec_path(spec), target, out, validate=validate, force=force, test=test)
 
 
 def _spec_ir(spec: Spec | PathLike) -> ir.Spec:
