@@ -17,7 +17,7 @@ from pathlib import Path
 from mapc.codegen.program import Program, build_program, load_module, module_source
 from mapc.diagnostics import Diagnostic, Diagnostics
 from mapc.spec import ir, load_spec
-from mapc.targets import Target, ValidationReport, get_target, targets
+from mapc.targets import Target, ValidationReport, check_target_options, get_target, targets
 
 
 class UsageError(Exception):
@@ -41,8 +41,12 @@ class BuildResult:
 def resolve_target(name: str) -> Target:
     target = get_target(name)
     if target is None:
+        from mapc.targets import target_problems
+
         known = ", ".join(sorted(targets())) or "(none installed)"
-        raise UsageError(f"unknown target {name!r}; known targets: {known}")
+        problem = target_problems().get(name)
+        raise UsageError(f"{problem}; usable targets: {known}" if problem else
+                         f"unknown target {name!r}; known targets: {known}")
     return target
 
 
@@ -53,6 +57,8 @@ def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[i
     spec, diags = load_spec(spec_path)
     if spec is not None:
         diags.extend(check_fixtures(spec))
+    if spec is not None:
+        diags.extend(check_target_options(spec))
     if spec is not None and target is not None:
         diags.extend(target.check(spec))
     if not diags.ok:

@@ -503,6 +503,28 @@ def specs_(as_json: bool = JsonOpt) -> None:
     raise typer.Exit(EXIT_OK)
 
 
+@app.command("targets")
+@guarded
+def targets_(as_json: bool = JsonOpt) -> None:
+    """List the targets mapc builds for: built-in ones and those of installed packages."""
+    from mapc.targets import target_problems, targets
+
+    found = sorted(targets().values(), key=lambda t: t.name)
+    problems = target_problems()
+    if as_json:
+        typer.echo(json.dumps({"targets": [{"name": t.name, "origin": t.origin, "description": t.description}
+                                           for t in found], "problems": problems}, ensure_ascii=False))
+        raise typer.Exit(EXIT_OK)
+    nw = max([len(t.name) for t in found] + [4])
+    ow = max([len(t.origin) for t in found] + [6])
+    typer.echo(f"{'NAME':<{nw}}  {'ORIGIN':<{ow}}  DESCRIPTION")
+    for t in found:
+        typer.echo(f"{t.name:<{nw}}  {t.origin:<{ow}}  {t.description}")
+    for problem in problems.values():
+        typer.echo(f"warning: {problem}", err=True)
+    raise typer.Exit(EXIT_OK)
+
+
 @app.command()
 @guarded
 def init(

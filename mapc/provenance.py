@@ -56,6 +56,14 @@ class Origin:
     regenerate: str  # the command, run from the output folder
 
 
+def _template_folder(target: str) -> str | Path:
+    """The target's own template folder (a package target's), else its name under mapc's."""
+    from mapc.targets import get_target
+
+    found = get_target(target)
+    return found.templates if found is not None and found.templates is not None else target
+
+
 def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | Path) -> Origin:
     """The origin of building ``spec_file`` for ``target`` into ``out_dir``."""
     from mapc.codegen.templating import template_digest
@@ -75,7 +83,7 @@ def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | 
         target=target,
         spec=relative(spec_path, out),
         spec_sha256=spec_digest,
-        templates_sha256=template_digest(target),
+        templates_sha256=template_digest(_template_folder(target)),
         regenerate=text,
     )
 

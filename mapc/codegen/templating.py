@@ -18,6 +18,7 @@ template cannot accidentally paste a spec string into code.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -65,9 +66,11 @@ def _md(value: Any) -> Safe:
     return Safe(text)
 
 
-def environment() -> jinja2.Environment:
+def environment(folder: str | Path | None = None) -> jinja2.Environment:
+    """A Jinja environment on ``folder`` (default: mapc's templates) with mapc's escaping filters;
+    targets from other packages render their own templates with it."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        loader=jinja2.FileSystemLoader(str(folder if folder is not None else templates_dir())),
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -96,13 +99,13 @@ def render_template(name: str, **context: Any) -> str:
     return _ENV.get_template(name).render(**context)
 
 
-def template_digest(folder: str = "") -> str:
-    """SHA-256 over every template file, or those of one ``folder`` (a target's), for
-    lock files: did the templates change?"""
+def template_digest(folder: str | Path = "") -> str:
+    """SHA-256 over every template file, or those of one ``folder`` (a target's name under
+    mapc's templates, or a path), for lock files: did the templates change?"""
     import hashlib
 
     h = hashlib.sha256()
-    root = templates_dir() / folder if folder else templates_dir()
+    root = Path(folder) if isinstance(folder, Path) else templates_dir() / folder if folder else templates_dir()
     files = root.rglob("*") if root.is_dir() else ()
     for path in sorted(p for p in files if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(root).as_posix()

@@ -476,14 +476,20 @@ def build_schema() -> dict[str, Any]:
                 "description": "`mapc test` cases besides the fixtures: a trace and its expected records, or a "
                 "task's recorded trace and its expected evaluation.",
             },
-            "targets": _obj(
-                {
-                    "rlviz": _obj({"raw": {"type": "boolean", "description": "Copy source elements into every event's `raw`."}}),
-                    "relai": _obj({"task_tag_prefix": {"type": "string", "description": "Prefix of each task-specific tag."}}),
-                    "cap-evolve": _obj({}),
+            "targets": {
+                **_obj(
+                    {
+                        "rlviz": _obj({"raw": {"type": "boolean", "description": "Copy source elements into every event's `raw`."}}),
+                        "relai": _obj({"task_tag_prefix": {"type": "string", "description": "Prefix of each task-specific tag."}}),
+                        "cap-evolve": _obj({}),
+                    },
+                    description="Per-target options.",
+                ),
+                "additionalProperties": {
+                    "type": "object",
+                    "description": "Options of a target installed from another package (see docs/targets.md).",
                 },
-                description="Per-target options.",
-            ),
+            },
         },
         "$defs": {
             "each": {

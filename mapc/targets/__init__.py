@@ -3,6 +3,13 @@
 A target module in this package defines ``TARGET``, an instance of a
 :class:`Target` subclass. Adding a target means adding a module here and a
 template folder under ``templates/``; nothing else changes.
+
+Targets also come from other installed packages, through the ``mapc.targets``
+entry-point group (name: the target's name; value: a module defining ``TARGET``,
+or the ``Target`` object or class itself), so a host can ship its target without
+forking mapc. Built-in targets keep their names; a package target that cannot be
+loaded is reported when it is asked for, and never stops the others. The
+interface is documented in ``docs/targets.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from typing import Any
 
 from mapc.diagnostics import Diagnostic
 from mapc.spec import ir
+
+
+_ENVIRONMENTS: dict[str, Any] = {}  # template folder -> its Jinja environment
 
 
 @dataclass
@@ -34,6 +44,24 @@ class Target:
 
     name: str = ""
     description: str = ""
+    #: The folder of this target's Jinja templates (default: mapc's ``templates/<name>/``).
+    templates: Path | None = None
+    #: Where the target comes from: ``built-in``, or the distribution that installed it.
+    origin: str = "built-in"
+
+    def template_folder(self) -> Path:
+        from mapc.resources import templates_dir
+
+        return Path(self.templates) if self.templates is not None else templates_dir() / self.name
+
+    def render_template(self, template: str, /, **context: Any) -> str:
+        """Render ``template`` from :meth:`template_folder` with mapc's escaping filters."""
+        folder = str(self.template_folder())
+        if folder not in _ENVIRONMENTS:
+            from mapc.codegen.templating import environment
+
+            _ENVIRONMENTS[folder] = environment(folder)
+        return _ENVIRONMENTS[folder].get_template(template).render(**context)
 
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
         """Spec requirements of this host (e.g. fixtures, tasks, naming rules)."""
@@ -69,7 +97,11 @@ class Target:
         raise NotImplementedError
 
 
-def _discover() -> dict[str, Target]:
+ENTRY_POINT_GROUP = "mapc.targets"
+
+
+def _discover() -> tuple[dict[str, Target], dict[str, str]]:
+    """Built-in targets, then those of installed packages; and why any could not be used."""
     found: dict[str, Target] = {}
     package = Path(__file__).resolve().parent
     for info in sorted(pkgutil.iter_modules([str(package)]), key=lambda m: m.name):
@@ -79,18 +111,82 @@ def _discover() -> dict[str, Target]:
         target = getattr(module, "TARGET", None)
         if isinstance(target, Target) and target.name:
             found[target.name] = target
-    return found
+    problems: dict[str, str] = {}
+    for name, target, problem in _from_entry_points(taken=set(found)):
+        if problem is not None:
+            problems.setdefault(name, f"target {name!r} from an installed package cannot be used: {problem}")
+        else:
+            found[name] = target
+    return found, problems
+
+
+def _from_entry_points(taken: set[str]):
+    """``(name, target or None, problem or None)`` for each ``mapc.targets`` entry point; one
+    named like a target in ``taken`` (a built-in) is not even imported."""
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        dist = getattr(ep, "dist", None)
+        origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        if ep.name in taken:
+            yield ep.name, None, f"a built-in target is named {ep.name!r}"
+            continue
+        try:
+            loaded = ep.load()
+        except Exception as exc:  # a broken package must not break mapc's other targets
+            yield ep.name, None, f"{ep.value} does not load ({type(exc).__name__}: {exc})"
+            continue
+        target = getattr(loaded, "TARGET", loaded)
+        if isinstance(target, type) and issubclass(target, Target):
+            try:
+                target = target()
+            except Exception as exc:
+                yield ep.name, None, f"{ep.value}() failed ({type(exc).__name__}: {exc})"
+                continue
+        if not isinstance(target, Target):
+            yield ep.name, None, f"{ep.value} is not a mapc.targets.Target (nor a module defining TARGET)"
+        elif target.name != ep.name:
+            yield ep.name, None, f"the entry point is named {ep.name!r} but the target {target.name!r}"
+        else:
+            target.origin = origin
+            yield ep.name, target, None
 
 
 _TARGETS: dict[str, Target] | None = None
+_PROBLEMS: dict[str, str] = {}
 
 
 def targets() -> dict[str, Target]:
-    global _TARGETS
+    """Every usable target by name: built-in ones and those of installed packages."""
+    global _TARGETS, _PROBLEMS
     if _TARGETS is None:
-        _TARGETS = _discover()
+        _TARGETS, _PROBLEMS = _discover()
     return _TARGETS
+
+
+def target_problems() -> dict[str, str]:
+    """Targets of installed packages that could not be used: name -> why."""
+    targets()
+    return dict(_PROBLEMS)
 
 
 def get_target(name: str) -> Target | None:
     return targets().get(name)
+
+
+def check_target_options(spec: ir.Spec) -> list[Diagnostic]:
+    """A warning for each ``targets:`` entry no installed target has (a typo, or a missing package)."""
+    if not spec.targets:
+        return []
+    from mapc.spec.schema_check import suggest
+
+    known = targets()
+    out = []
+    for name, _ in spec.targets:
+        if name in known:
+            continue
+        hint = suggest(name, known) or "install the package that provides it, or remove the entry"
+        out.append(spec.diag("unknown_target", ("targets", name),
+                             f"no installed target is named {name!r} (targets: {', '.join(sorted(known))})",
+                             hint=hint, severity="warning", key=True))
+    return out
