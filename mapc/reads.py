@@ -171,7 +171,7 @@ class _Walker:
         for sig in signals:
             b, local = self.loops(sig.loops, base, env)
             self.expr(sig.when, b, local)
-            for v in (sig.name, sig.value, sig.unit, sig.metadata):
+            for v in (sig.name, sig.value, sig.unit, sig.metadata, _value_or_none(sig.event_id)):
                 self.value(v, b, local)
 
     def artifacts(self, artifacts, base: Base | None, env: dict[str, Base]) -> None:
@@ -180,6 +180,7 @@ class _Walker:
             self.expr(art.when, b, local)
             for _, v in art.fields:
                 self.value(v, b, local)
+            self.value(_value_or_none(art.event_id), b, local)
 
     def walk(self) -> list[Read]:
         spec = self.spec
@@ -230,3 +231,7 @@ def read_paths(reads: list[Read], source: str = "trace") -> dict[str, list[str]]
             out.setdefault(r.path, []).append(r.where)
     return out
 
+
+def _value_or_none(v):
+    """A signal's or artifact's `event_id` as a value (the keyword `last` reads nothing)."""
+    return None if isinstance(v, str) else v

@@ -68,6 +68,11 @@ class ExprTable:
         if isinstance(v, ir.ObjectTemplate):
             if not v.items:
                 return "{}"
+            if len(v.keep) == len(v.items):  # `!keep_nulls` on the mapping: every member stays
+                return "{" + ", ".join(f"{literal(k)}: {self.value(x, data, scope)}" for k, x in v.items) + "}"
+            if v.keep:  # `!keep_nulls` on some members: they stay when null
+                triples = ", ".join(f"({literal(k)}, {self.value(x, data, scope)}, {k in v.keep})" for k, x in v.items)
+                return f"{{k: v for k, v, keep in ({triples},) if keep or v is not None}}"
             pairs = ", ".join(f"({literal(k)}, {self.value(x, data, scope)})" for k, x in v.items)
             return f"compact_object(({pairs},))"
         if isinstance(v, ir.ArrayTemplate):

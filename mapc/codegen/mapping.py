@@ -72,6 +72,12 @@ class MappingGenerator:
         self.jsonl = spec.source.container == "jsonl"
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
+        # trajectory signals and artifacts that name their event (`event_id`)
+        owned = [c.event_id for c in self._trajectory_children() if c.event_id is not None]
+        #: the previous event is kept per trajectory (`parent: previous`, `event_id: last`)
+        self.tracks_last = self.uses_previous or "last" in owned
+        #: every event id is remembered per trajectory (native parents, `event_id` expressions)
+        self.remembers_events = self.uses_native_parent or any(e != "last" for e in owned)
         self.uses_source_var = any("source" in e.compiled.variables for e in self._exprs(self._line_levels()))
         #: variables some expression reads: the scope only gets those written per element
         self.used_vars = {v for e in self._exprs(set(_NEXT) | {"events"}) for v in e.compiled.variables}
@@ -81,6 +87,10 @@ class MappingGenerator:
     def _templates(self):
         for rule in self.spec.events.rules:
             yield from rule.emits
+
+    def _trajectory_children(self):
+        lv = self.spec.level("trajectory")
+        return list(lv.signals) + list(lv.artifacts)
 
     def _any_parent(self, pred) -> bool:
         ev = self.spec.events
@@ -101,8 +111,10 @@ class MappingGenerator:
             values += [lp.each for lp in lv.scope.loops] + [lv.scope.where, lv.scope.ordinal_by]
             for sig in lv.signals:
                 values += [sig.name, sig.value, sig.unit, sig.metadata, sig.when] + [lp.each for lp in sig.loops]
+                values += [sig.event_id] if not isinstance(sig.event_id, str) else []
             for art in lv.artifacts:
                 values += [v for _, v in art.fields] + [art.when] + [lp.each for lp in art.loops]
+                values += [art.event_id] if not isinstance(art.event_id, str) else []
         ev = self.spec.events
         if "events" not in levels:
             return [e for v in values if v is not None for e in iter_exprs(v)]
@@ -380,10 +392,19 @@ class MappingGenerator:
         with w.indent():
             ev = f', "event_id": {event}' if event else ""
             sid = f"{owner} + {literal(':' + sig.name.value)}" if direct else f"st.child_id({owner}, {name})"
-            w.line(
-                f'sig = {{"record_type": "signal", "id": {sid}, '
-                f'"trajectory_id": {tid}{ev}, "name": {name}, "value": v}}'
-            )
+            if sig.event_id is not None:  # a trajectory's signal that names its event
+                self._owning_event(w, sig.event_id, el, tid, where)
+                w.line(f'sig = {{"record_type": "signal", "id": {sid}, "trajectory_id": {tid}}}')
+                w.line("if e is not None:")
+                with w.indent():
+                    w.line('sig["event_id"] = e')
+                w.line(f'sig["name"] = {name}')
+                w.line('sig["value"] = v')
+            else:
+                w.line(
+                    f'sig = {{"record_type": "signal", "id": {sid}, '
+                    f'"trajectory_id": {tid}{ev}, "name": {name}, "value": v}}'
+                )
             unit = _constant_text(sig.unit)
             if unit is not None:
                 w.line(f'sig["unit"] = {literal(unit)}')
@@ -393,6 +414,21 @@ class MappingGenerator:
                 self._put(w, "sig", "metadata", f"coerce_object(st, {self.x.value(sig.metadata, el, 's')}, {literal(where + '.metadata')})")
             w.line("emit(sig)")
         w.level = start
+
+    def _owning_event(self, w: Writer, event_id, el: str, tid: str, where: str) -> None:
+        """``e``: the event a trajectory's signal or artifact names (`event_id`), or None.
+
+        RLViz accepts only an event of the same trajectory emitted before the record; a
+        trajectory's signals come after all its events, so any event it has qualifies."""
+        if event_id == "last":
+            w.line(f"e = st.last.get({tid})  # event_id: last")
+            return
+        ew = literal(where + ".event_id")
+        w.line(f"e = coerce_id(st, {self.x.value(event_id, el, 's')}, {ew})")
+        w.line(f"if e is not None and e not in st.known_events.get({tid}, ()):")
+        with w.indent():
+            w.line(f'st.warn({ew}, f"{{e!r}} is not an event of this trajectory; event_id dropped")')
+            w.line("e = None")
 
     def _artifact(self, w: Writer, art: ir.ArtifactSpec, *, owner, event, el, tid) -> None:
         where = _where(art.path)
@@ -412,6 +448,11 @@ class MappingGenerator:
         with w.indent():
             ev = f', "event_id": {event}' if event else ""
             w.line(f'art = {{"record_type": "artifact", "id": st.child_id({owner}, "artifact"), "trajectory_id": {tid}{ev}}}')
+            if art.event_id is not None:  # a trajectory's artifact that names its event
+                self._owning_event(w, art.event_id, el, tid, where)
+                w.line("if e is not None:")
+                with w.indent():
+                    w.line('art["event_id"] = e')
             if "name" in f:
                 self._put(w, "art", "name", f"coerce_text(st, {self.x.value(f['name'], el, 's')}, {literal(where + '.name')})")
             w.line('art["media_type"] = mt')
@@ -435,7 +476,7 @@ class MappingGenerator:
         w.line('tid = traj["id"]')
         w.comment("this trajectory's sequence (and previous event) so far; stored back at the end")
         w.line("seq = st.seq.get(tid, 0)")
-        if self.uses_previous:
+        if self.tracks_last:
             w.line("prev = st.last.get(tid)")
         w.line("s = dict(scope)")
         body_level = w.level
@@ -477,7 +518,7 @@ class MappingGenerator:
             w.line("pass")
         w.level = body_level
         w.line("st.seq[tid] = seq")
-        if self.uses_previous:
+        if self.tracks_last:
             w.line("st.last[tid] = prev")
         self.functions.append(w.text())
 
@@ -556,9 +597,9 @@ class MappingGenerator:
         if "metadata" in can:
             self._put(w, "ev", "metadata", f"coerce_object(st, {self.x.value(can['metadata'], el, 's')}, {literal(where + '.metadata')})")
         w.line("emit(ev)")
-        if self.uses_previous:
+        if self.tracks_last:
             w.line('prev = ev["id"]')
-        if self.uses_native_parent:
+        if self.remembers_events:
             w.line('st.remember_event(tid, ev["id"])')
         sem_pairs = ", ".join(f'("{k}", f_{k})' for k, _ in t.semantic)
         w.line("if st.sem is not None:")

@@ -33,6 +33,12 @@ from mapc.spec.schema import NAME_PATTERN
 
 #: Top-level keys whose mappings merge recursively (RFC 7386 merge patch).
 MERGED_KEYS = ("source", "tables", "records", "targets")
+#: Where event rules are merged by `name` (instead of the project's list replacing the base's).
+RULES = ("records", "events", "rules")
+#: Keys that say how a project rule combines with the inherited ones; gone once merged.
+POSITION_KEYS = ("before", "after", "remove")
+#: Keys that make a project's `rules` list merge by name; a list without any replaces the base's.
+RULE_KEYS = ("name",) + POSITION_KEYS
 #: Bound on the length of an `extends` chain (a cycle is reported before this).
 MAX_DEPTH = 16
 _SUFFIXES = (".yaml", ".yml")
@@ -71,6 +77,11 @@ def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, .
     """The spec with its `extends` chain applied; problems go to ``diags``."""
     data = loaded.data
     if not isinstance(data, dict) or "extends" not in data:
+        for path, tag in loaded.tags.items():
+            if tag == "!override":
+                diags.add(loaded.diag("unused_override", path, "`!override` replaces an inherited value, and "
+                                      "this spec extends none: it has no effect", severity="warning",
+                                      hint="remove the tag, or add `extends:`"))
         return loaded
     ref = data["extends"]
     if not isinstance(ref, str) or not ref.strip():
@@ -101,20 +112,21 @@ def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, .
         diags.add(base.diag("wrong_type", (), "a spec must be a mapping of keys"))
         return loaded
     base = resolve_extends(base, diags, chain)
-    return merge(base, loaded)
+    return merge(base, loaded, diags)
 
 
-def merge(base: LoadedSpec, project: LoadedSpec) -> LoadedSpec:
+def merge(base: LoadedSpec, project: LoadedSpec, diags: Diagnostics | None = None) -> LoadedSpec:
     """Lay ``project`` over ``base``; positions are kept per node and file."""
     out = LoadedSpec(file=project.file, text=project.text)
     out.texts = {**base.texts, **project.texts}
-    _Merger(out, base, project).top()
+    _Merger(out, base, project, diags).top()
     return out
 
 
 class _Merger:
-    def __init__(self, out: LoadedSpec, base: LoadedSpec, project: LoadedSpec):
+    def __init__(self, out: LoadedSpec, base: LoadedSpec, project: LoadedSpec, diags: Diagnostics | None = None):
         self.out, self.base, self.project = out, base, project
+        self.diags = diags if diags is not None else Diagnostics()
 
     def top(self) -> None:
         b, p = self.base.data, self.project.data
@@ -128,10 +140,11 @@ class _Merger:
                 self._take(self.base, path, path)
                 out[key] = b[key]
             elif key in b and key in MERGED_KEYS:
-                value = self._patch(path, path)
+                value = self._patch(path, path, path)
                 if value is not _DROP:
                     out[key] = value
-            elif key in b and key == "evaluators" and isinstance(b[key], list) and isinstance(p[key], list):
+            elif (key in b and key == "evaluators" and isinstance(b[key], list) and isinstance(p[key], list)
+                  and not self._override(path)):
                 out[key] = self._evaluators()
             elif key in b and p[key] is None:
                 continue  # `key: null` removes an inherited key
@@ -140,31 +153,148 @@ class _Merger:
                 out[key] = p[key]
         self.out.data = out
 
+    def _override(self, ppath: tuple) -> bool:
+        return self.project.tags.get(ppath) == "!override"
+
     # -- merge patch --------------------------------------------------------
-    def _patch(self, bpath: tuple, ppath: tuple) -> Any:
-        """RFC 7386: merge ``project[ppath]`` onto ``base[bpath]`` at ``ppath``."""
+    def _patch(self, bpath: tuple, ppath: tuple, dst: tuple) -> Any:
+        """RFC 7386: merge ``project[ppath]`` onto ``base[bpath]``, placed at ``dst``."""
         bval, pval = _get(self.base.data, bpath), _get(self.project.data, ppath)
         if pval is None:
             return _DROP
-        if not (isinstance(bval, dict) and isinstance(pval, dict)):
-            self._take(self.project, ppath, ppath)
+        if dst == RULES and isinstance(bval, list) and isinstance(pval, list) and not self._override(ppath):
+            if any(isinstance(r, dict) and any(k in r for k in RULE_KEYS) for r in pval):
+                return self._rules(bpath, ppath, dst)
+        if not (isinstance(bval, dict) and isinstance(pval, dict)) or self._override(ppath):
+            self._take(self.project, ppath, dst)
             return pval
-        self._mark_node(self.project, ppath, ppath)
+        self._mark_node(self.base, bpath, dst)  # a tag the base gave this mapping stays ...
+        self._mark_node(self.project, ppath, dst)  # ... unless the project's node says otherwise
         merged: dict[str, Any] = {}
         for key in list(bval) + [k for k in pval if k not in bval]:
             if key not in pval:
-                self._take(self.base, bpath + (key,), ppath + (key,))
+                self._take(self.base, bpath + (key,), dst + (key,))
                 merged[key] = bval[key]
             elif key not in bval:
                 if pval[key] is None:
                     continue  # deleting what is not there: nothing to do
-                self._take(self.project, ppath + (key,), ppath + (key,))
+                self._take(self.project, ppath + (key,), dst + (key,))
                 merged[key] = pval[key]
             else:
-                value = self._patch(bpath + (key,), ppath + (key,))
+                value = self._patch(bpath + (key,), ppath + (key,), dst + (key,))
                 if value is not _DROP:
                     merged[key] = value
         return merged
+
+    def _rules(self, bpath: tuple, ppath: tuple, dst: tuple) -> list:
+        """Event rules merged by `name`: a project rule with a base rule's name is merged into it (or
+        replaces it with `!override`, or deletes it with `remove: true`); other project rules are
+        added; `before:`/`after:` place a rule next to a named one. The project's rules apply in
+        the order written, so one may refer to a rule an earlier one added."""
+        base, project = _get(self.base.data, bpath), _get(self.project.data, ppath)
+        # (origin, index in its list) per merged rule; positions are copied at the end
+        order: list[tuple[str, int]] = [("base", i) for i in range(len(base))]
+        merged: dict[tuple[str, int], Any] = {("base", i): r for i, r in enumerate(base)}
+        names: dict[tuple[str, int], str] = {k: r["name"] for k, r in merged.items()
+                                              if isinstance(r, dict) and isinstance(r.get("name"), str)}
+        seen: dict[str, int] = {}
+
+        def where(name: str) -> int | None:
+            return next((n for n, k in enumerate(order) if names.get(k) == name), None)
+
+        for j, rule in enumerate(project):
+            rpath = ppath + (j,)
+            if not isinstance(rule, dict):
+                order.append(("project", j))
+                merged[("project", j)] = rule
+                continue
+            name = rule.get("name")
+            if isinstance(name, str):
+                if name in seen:
+                    self._error("duplicate_id", rpath + ("name",), f"rule name {name!r} is already used by "
+                                f"rules[{seen[name]}] of this spec", "give each rule its own name")
+                    continue
+                seen[name] = j
+            at = where(name) if isinstance(name, str) else None
+            anchor_key = "before" if "before" in rule else "after" if "after" in rule else None
+            if "before" in rule and "after" in rule:
+                self._error("conflicting_keys", rpath + ("after",), "a rule goes `before` one rule or `after` "
+                            "one, not both", key=True)
+                continue
+            if rule.get("remove") is True:
+                extra = [k for k in rule if k not in ("name", "remove")]
+                if extra:
+                    self._error("conflicting_keys", rpath + (extra[0],), "a `remove: true` rule takes only "
+                                "`name`", key=True, hint="remove " + ", ".join(f"`{k}`" for k in extra))
+                elif at is None:
+                    self._unknown(rpath + ("name" if "name" in rule else "remove",), name,
+                                  [names[k] for k in order if k in names], "remove")
+                else:
+                    del order[at]
+                continue
+            if at is not None:  # the project changes an inherited rule
+                if self._override(rpath):
+                    key = ("project", j)
+                    merged[key] = rule
+                    names[key] = name
+                    order[at] = key
+                else:
+                    key = order[at]
+                    merged[key] = ("patch", key[1], j)
+            else:
+                key = ("project", j)
+                merged[key] = rule
+                if isinstance(name, str):
+                    names[key] = name
+            if anchor_key is not None:
+                anchor = rule[anchor_key]
+                if at is not None:
+                    order.remove(key)
+                target = where(anchor) if isinstance(anchor, str) else None
+                if target is None:
+                    self._unknown(rpath + (anchor_key,), anchor, [names[k] for k in order if k in names],
+                                  anchor_key)
+                    target = len(order) if at is None else at
+                    order.insert(min(target, len(order)), key)
+                else:
+                    order.insert(target + (anchor_key == "after"), key)
+            elif at is None:
+                order.append(key)
+        return self._place_rules(order, merged, bpath, ppath, dst)
+
+    def _place_rules(self, order, merged, bpath: tuple, ppath: tuple, dst: tuple) -> list:
+        out: list = []
+        self._mark_node(self.project, ppath, dst)
+        for n, key in enumerate(order):
+            item = merged[key]
+            origin, i = key
+            if isinstance(item, tuple) and item and item[0] == "patch":
+                _, bi, j = item
+                value = self._patch(bpath + (bi,), ppath + (j,), dst + (n,))
+            elif origin == "base":
+                self._take(self.base, bpath + (i,), dst + (n,))
+                value = item
+            else:
+                self._take(self.project, ppath + (i,), dst + (n,))
+                value = item
+            if isinstance(value, dict) and any(k in value for k in POSITION_KEYS):
+                value = {k: v for k, v in value.items() if k not in POSITION_KEYS}
+                for k in POSITION_KEYS:
+                    for table in (self.out.values, self.out.keys, self.out.scalars):
+                        table.pop(dst + (n, k), None)
+            out.append(value)
+        return out
+
+    def _error(self, code: str, path: tuple, message: str, hint: str | None = None, key: bool = False) -> None:
+        self.diags.add(self.project.diag(code, path, message, hint=hint, key=key))
+
+    def _unknown(self, path: tuple, name: Any, known: list, what: str) -> None:
+        from mapc.spec.schema_check import suggest
+
+        guess = suggest(name, known) if isinstance(name, str) else None
+        listed = ", ".join(known[:12]) if known else "none: give the base's rules a `name` to refer to them"
+        self._error("unknown_rule", path, f"`{what}` names no rule {name!r} (rules with a name: {listed})",
+                    (f"{guess} " if guess else "") + "a rule is named by its `name:`")
 
     def _evaluators(self) -> list:
         base, project = self.base.data["evaluators"], self.project.data["evaluators"]
@@ -189,13 +319,15 @@ class _Merger:
 
     # -- positions ---------------------------------------------------------------
     def _mark_node(self, spec: LoadedSpec, src: tuple, dst: tuple) -> None:
-        """Copy the position of one node (and its key) without its children."""
+        """Copy the position of one node (and its key and tag) without its children."""
         if src in spec.values:
             self.out.values[dst] = spec.values[src]
         if src in spec.keys:
             self.out.keys[dst] = spec.keys[src]
         if src in spec.scalars:
             self.out.scalars[dst] = spec.scalars[src]
+        if src in spec.tags:
+            self.out.tags[dst] = spec.tags[src]
 
     def _take(self, spec: LoadedSpec, src: tuple, dst: tuple) -> None:
         """Copy the positions of a whole subtree from ``spec``'s ``src`` to ``dst``."""

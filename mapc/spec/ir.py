@@ -38,10 +38,12 @@ class Literal:
 
 @dataclass(frozen=True)
 class ObjectTemplate:
-    """A YAML mapping used as a value: builds an object; null members are dropped."""
+    """A YAML mapping used as a value: builds an object; null members are dropped, except those
+    named in ``keep`` (`!keep_nulls`)."""
 
     items: tuple[tuple[str, "Value"], ...]
     path: PathT
+    keep: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class SignalSpec:
     loops: tuple[Loop, ...]
     when: Expr | None
     path: PathT
+    event_id: Value | str | None = None  # a trajectory's signal: its event ("last" or a value)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class ArtifactSpec:
     loops: tuple[Loop, ...]
     when: Expr | None
     path: PathT
+    event_id: Value | str | None = None  # a trajectory's artifact: its event ("last" or a value)
 
 
 #: Semantic event fields: the conversational view RELAI and cap-evolve need.

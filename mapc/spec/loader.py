@@ -23,6 +23,10 @@ from mapc.diagnostics import Diagnostic, format_path
 MAX_SPEC_BYTES = 4 * 1024 * 1024
 MAX_NODES = 200_000
 MAX_DEPTH = 64
+#: YAML tags a spec may use (docs/spec-reference.md): ``!override`` replaces an inherited value
+#: instead of merging into it (`extends`); ``!keep_nulls`` keeps the null members of a mapping.
+TAGS = ("!override", "!keep_nulls")
+_STANDARD_TAG = "tag:yaml.org,2002:"
 
 PathT = tuple  # tuple[str | int, ...]
 
@@ -54,6 +58,8 @@ class LoadedSpec:
     scalars: dict[PathT, _Scalar] = field(default_factory=dict)
     # file -> (text, line start offsets); several files once specs are merged
     texts: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
+    # spec path -> one of TAGS, for the nodes the spec tagged
+    tags: dict[PathT, str] = field(default_factory=dict)
 
     def mark(self, path: PathT, *, key: bool = False) -> Mark:
         """Position of ``path`` (its key when ``key``), else of its nearest ancestor."""
@@ -167,6 +173,11 @@ class _Builder:
             self.error("recursive_alias", node, path, "a YAML alias refers to itself")
             return None
         self.spec.values[path] = self.mark_of(node)
+        if node.tag and node.tag.startswith("!") and not node.tag.startswith(_STANDARD_TAG):
+            if self._tag(node, path) and isinstance(node, yaml.ScalarNode):
+                # read the scalar as if it carried no tag
+                node = yaml.ScalarNode(self.constructor.resolve(yaml.ScalarNode, node.value, (node.style is None, False)),
+                                       node.value, node.start_mark, node.end_mark, node.style)
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             seen: dict[str, Mark] = {}
@@ -199,6 +210,20 @@ class _Builder:
             return [self.build(item, path + (i,), depth + 1, inner) for i, item in enumerate(node.value)]
         self.spec.scalars[path] = _Scalar(self.spec.file, node.start_mark.index, node.end_mark.index, node.style)
         return self._scalar(node, path)
+
+    def _tag(self, node, path: PathT) -> bool:
+        """Record a tag mapc knows; report any other (YAML would refuse or ignore it)."""
+        if node.tag in TAGS:
+            self.spec.tags[path] = node.tag
+            return True
+        from mapc.spec.schema_check import suggest
+
+        guess = suggest(node.tag, TAGS)
+        self.error("unknown_tag", node, path, f"unknown YAML tag {node.tag}",
+                   hint=(f"{guess} " if guess else "") + "mapc knows " + " and ".join(TAGS)
+                   + " (docs/spec-reference.md)")
+        node.tag = None
+        return True
 
     def _scalar(self, node, path: PathT) -> Any:
         try:

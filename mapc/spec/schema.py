@@ -87,6 +87,10 @@ def _loop_props() -> dict[str, Any]:
 
 
 def build_schema() -> dict[str, Any]:
+    event_id = _value(
+        "Trajectory signals and artifacts: the event they belong to: `last` (the trajectory's "
+        "last event) or an expression giving the id of one of its events."
+    )
     signal_obj = _obj(
         {
             "name": _value("Signal name (expression, or a literal with `'quotes'`)."),
@@ -96,6 +100,7 @@ def build_schema() -> dict[str, Any]:
             "each": {"$ref": "#/$defs/each"},
             "as": {"type": "string", "pattern": VARIABLE_PATTERN},
             "when": _expr("Emit the signal only when this is truthy."),
+            "event_id": event_id,
         },
         required=["value"],
         description="One signal, or one per element when `each` is given.",
@@ -122,6 +127,7 @@ def build_schema() -> dict[str, Any]:
             "each": {"$ref": "#/$defs/each"},
             "as": {"type": "string", "pattern": VARIABLE_PATTERN},
             "when": _expr("Emit the artifact only when this is truthy."),
+            "event_id": event_id,
         },
         required=["media_type"],
         description="An artifact: exactly one of text, json or path.",
@@ -158,6 +164,17 @@ def build_schema() -> dict[str, Any]:
     }
     rule = _obj(
         {
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The rule's name: a spec that extends this one changes, moves or removes "
+                "the rule by it (rules merge by name). Not the event id (that is `id`).",
+            },
+            "before": {"type": "string", "minLength": 1,
+                       "description": "extends: put this rule before the inherited rule of this name."},
+            "after": {"type": "string", "minLength": 1,
+                      "description": "extends: put this rule after the inherited rule of this name."},
+            "remove": {"const": True, "description": "extends: remove the inherited rule named by `name`."},
             "when": _expr("Condition; the first rule whose condition holds maps the element."),
             "kind": {"enum": EVENT_KINDS, "description": "Canonical event kind."},
             "skip": {"type": "boolean", "description": "Drop matching elements (no event)."},
@@ -525,6 +542,7 @@ def build_schema() -> dict[str, Any]:
                             "unit": _value("Unit."),
                             "metadata": _value("Metadata."),
                             "when": _expr("Condition."),
+                            "event_id": event_id,
                         },
                         required=["value"],
                     ),

@@ -108,6 +108,7 @@ class Builder:
         self.diags: list[Diagnostic] = []
         self.bound: dict[str, tuple] = {}  # user variable name -> path where bound
         self.referenced_files: list[Path] = []
+        self.used_tags: set[tuple] = set()
 
     # -- helpers -----------------------------------------------------------
     def dir_of(self, path: tuple) -> Path:
@@ -146,12 +147,15 @@ class Builder:
         if isinstance(data, str):
             return self.expr(data, path, variables)
         if isinstance(data, dict):
-            items = []
+            items, keep = [], []
+            keep_all = self._tag(path, "!keep_nulls")
             for k, v in data.items():
                 val = self.value(v, path + (k,), variables)
                 if val is not None:
                     items.append((k, val))
-            return ir.ObjectTemplate(tuple(items), path)
+                    if keep_all or not isinstance(v, dict) and self._tag(path + (k,), "!keep_nulls"):
+                        keep.append(k)
+            return ir.ObjectTemplate(tuple(items), path, tuple(keep))
         if isinstance(data, list):
             vals = [self.value(v, path + (i,), variables) for i, v in enumerate(data)]
             return ir.ArrayTemplate(tuple(v for v in vals if v is not None), path)
@@ -159,6 +163,22 @@ class Builder:
             self.error("invalid_value", path, "non-finite numbers cannot appear in JSON output", hint=_FINITE_HINT)
             return None
         return ir.Literal(data, path)
+
+    def _tag(self, path: tuple, tag: str) -> bool:
+        """Whether the node at ``path`` carries ``tag``; a tag read here counts as used."""
+        if self.spec.tags.get(path) != tag:
+            return False
+        self.used_tags.add(path)
+        return True
+
+    def unused_tags(self) -> None:
+        """`!keep_nulls` where no object is built: it would do nothing, so say so."""
+        for path, tag in self.spec.tags.items():
+            if tag == "!keep_nulls" and path not in self.used_tags:
+                self.error("misplaced_tag", path, "`!keep_nulls` keeps the null members of an object built "
+                           "from a mapping; here it has no effect",
+                           hint="tag a mapping (`output: !keep_nulls {result: result}`) or one member of it "
+                           "(`{result: !keep_nulls result}`)")
 
     def finite(self, data: Any, path: tuple) -> None:
         """Every number of the spec is finite: NaN and infinity have no JSON or Python literal."""
@@ -265,9 +285,23 @@ class Builder:
         value = self.value(spec["value"], value_path or path + ("value",), local)
         unit = self.value(spec["unit"], path + ("unit",), local) if "unit" in spec else None
         meta = self.value(spec["metadata"], path + ("metadata",), local) if "metadata" in spec else None
+        event_id = self.owning_event(spec, path, local)
         if name_v is None or value is None:
             return None
-        return ir.SignalSpec(name_v, value, unit, meta, loops, when, path)
+        return ir.SignalSpec(name_v, value, unit, meta, loops, when, path, event_id)
+
+    def owning_event(self, spec: dict, path: tuple, variables: set):
+        """`event_id` of a trajectory's signal or artifact: `last`, or a value giving an event id."""
+        if "event_id" not in spec:
+            return None
+        if "event" in variables:  # declared on an event rule
+            self.error("invalid_key", path + ("event_id",), "a signal or artifact declared on an event rule "
+                       "belongs to that event already", key=True,
+                       hint="remove `event_id`; it names an event from the trajectory's signals and artifacts")
+            return None
+        if spec["event_id"] == "last":
+            return "last"
+        return self.value(spec["event_id"], path + ("event_id",), variables)
 
     def artifacts(self, data: Any, path: tuple, variables: set) -> tuple[ir.ArtifactSpec, ...]:
         out = []
@@ -291,7 +325,7 @@ class Builder:
                     v = self.value(spec[k], apath + (k,), local)
                     if v is not None:
                         fields.append((k, v))
-            out.append(ir.ArtifactSpec(tuple(fields), loops, when, apath))
+            out.append(ir.ArtifactSpec(tuple(fields), loops, when, apath, self.owning_event(spec, apath, local)))
         return tuple(out)
 
     def level(self, name: str, records: dict, variables: set) -> ir.Level:
@@ -360,7 +394,12 @@ class Builder:
 
     def rule(self, data: dict, path: tuple, variables: set) -> ir.Rule | None:
         when = self.expr(data["when"], path + ("when",), variables) if "when" in data else None
-        extra = [k for k in data if k not in ("when", "skip", "emit")]
+        for key in ("before", "after", "remove"):
+            if key in data:
+                self.error("invalid_key", path + (key,), f"`{key}` places a rule among the rules of the spec "
+                           "this one extends, and this spec extends none", key=True,
+                           hint="add `extends:`, or remove the key and write the rules in the order they apply")
+        extra = [k for k in data if k not in ("when", "skip", "emit", "name", "before", "after", "remove")]
         if data.get("skip"):
             if extra or "emit" in data:
                 self.error("conflicting_keys", path, "a `skip: true` rule takes only `when`",
@@ -400,12 +439,20 @@ class Builder:
                            f"`{rule_keys[0]}` belongs inside a rule when `rules` is given", key=True,
                            hint="move it into the rule(s), or drop `rules` for the single-rule shorthand")
             unconditional_at = None
+            names: dict[str, int] = {}
             for i, rd in enumerate(data["rules"]):
                 rpath = path + ("rules", i)
+                if isinstance(rd.get("name"), str):
+                    if rd["name"] in names:
+                        self.error("duplicate_id", rpath + ("name",), f"rule name {rd['name']!r} is already "
+                                   f"used by rules[{names[rd['name']]}]", hint="give each rule its own name")
+                    names.setdefault(rd["name"], i)
                 if unconditional_at is not None:
                     self.error("unreachable_rule", rpath,
                                f"this rule can never match: rules[{unconditional_at}] has no `when` and matches everything",
-                               hint="move the catch-all rule last, or give it a `when`", severity="warning")
+                               hint=self._unreachable_hint(data["rules"][unconditional_at], rpath,
+                                                           path + ("rules", unconditional_at)),
+                               severity="warning")
                 r = self.rule(rd, rpath, variables)
                 if r is not None:
                     rules.append(r)
@@ -416,6 +463,12 @@ class Builder:
             if r is not None:
                 rules.append(r)
         return ir.Events(scope, parent, bool(data.get("raw", False)), tuple(rules), path)
+
+    def _unreachable_hint(self, catch_all: dict, rpath: tuple, cpath: tuple) -> str:
+        hint = "move the catch-all rule last, or give it a `when`"
+        if self.spec.mark(rpath).file != self.spec.mark(cpath).file and isinstance(catch_all.get("name"), str):
+            hint += f"; to add a rule to inherited ones, write `before: {catch_all['name']}` in it"
+        return hint
 
     # -- source ------------------------------------------------------------
     def source(self, data: dict) -> ir.Source:
@@ -928,6 +981,7 @@ class Builder:
         agent = self._section(lambda: self.agent(data.get("agent")))
         fixtures = self._section(lambda: self.fixtures(data.get("fixtures")), ())
         tests = self._section(lambda: self.tests(data.get("tests"), tasks, agent, evaluators), ())
+        self.unused_tags()
         if tolerant or any(d.is_error for d in self.diags) or events is None:
             return None
         return ir.Spec(
@@ -949,11 +1003,19 @@ class Builder:
             file=self.spec.file,
             files=tuple(sorted(self.spec.texts)),
             # tests check the output, they do not shape it: a build is current whatever they say
-            digest=_digest({k: v for k, v in data.items() if k != "tests"}, self.referenced_files),
+            digest=_digest(self._digested(data), self.referenced_files),
             locate=self.spec.mark,
             locate_in=self.spec.expression_mark,
             tests=tests,
         )
+
+    def _digested(self, data: dict) -> dict:
+        """What the digest covers: the spec without its tests, plus the tags that shape the output."""
+        out = {k: v for k, v in data.items() if k != "tests"}
+        tags = sorted((list(p), t) for p, t in self.spec.tags.items() if t == "!keep_nulls")
+        if tags:  # only then: the digests of specs without tags stay as they were
+            out["\0tags"] = tags
+        return out
 
     def _line_level(self, source: ir.Source, levels, events) -> str | None:
         """jsonl: which level reads lines (`each: "@"` before any other loop)."""

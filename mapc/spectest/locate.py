@@ -126,7 +126,8 @@ class Locator:
     @staticmethod
     def _signal_path(sig: ir.SignalSpec, field: tuple):
         head = field[0] if field else None
-        value = {"value": sig.value, "unit": sig.unit, "metadata": sig.metadata, "name": sig.name}.get(head)
+        value = {"value": sig.value, "unit": sig.unit, "metadata": sig.metadata, "name": sig.name,
+                 "event_id": sig.event_id if not isinstance(sig.event_id, str) else None}.get(head)
         if value is not None:
             return _value_path(value, field[1:])
         return sig.path

@@ -1,0 +1,106 @@
+"""Language features a user writes: rules merged by name, `!override`, `!keep_nulls`, `event_id`.
+
+Each feature is a case directory under tests/cases/language: a spec (and the base it
+extends), a fixture and the records it must produce (`<fixture>.expected.ndjson`),
+checked with `mapc test` in-process (the program `mapc run` and the adapters run).
+The assertions below pin what the feature is for, so a regenerated expected file
+cannot quietly accept a regression.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import hosts
+import mapc
+
+from mapc.diagnostics import Diagnostics
+from mapc.spec.compose import resolve_extends
+from mapc.spec.loader import load_file
+from mapc.spectest import run_tests
+
+CASES = Path(__file__).resolve().parents[1] / "cases" / "language"
+CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "spec.yaml").is_file())
+
+
+def _records(case: str) -> list[dict]:
+    (expected,) = (CASES / case).glob("*.expected.ndjson")
+    return [json.loads(line) for line in expected.read_text().splitlines() if line.strip()]
+
+
+def _merged(case: str) -> dict:
+    loaded, found = load_file(CASES / case / "spec.yaml")
+    diags = Diagnostics()
+    diags.extend(found)
+    merged = resolve_extends(loaded, diags)
+    assert diags.ok, [d.format() for d in diags]
+    return merged
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
+def test_case_meets_its_expected_records(case: Path):
+    report = run_tests(case / "spec.yaml")
+    assert report.ran, [d.message for d in report.diagnostics]
+    failed = {r.case.name: (r.status, r.message) for r in report.failed}
+    assert report.results and not failed, failed
+
+
+def test_rules_merge_by_name():
+    merged = _merged("rules-by-name")
+    rules = merged.data["records"]["events"]["rules"]
+    # moved (note before message), changed in place (tool), inserted (reward before other), removed (other)
+    assert [r["name"] for r in rules] == ["note", "message", "tool", "reward"]
+    tool = rules[2]
+    assert tool == {"name": "tool", "when": "type == 'tool'", "kind": "tool", "tool_name": "name",
+                    "output": "result", "id": "call_id"}
+    assert "role" not in rules[1]  # `!override`: the inherited rule is replaced, not merged
+    assert not any(k in r for r in rules for k in ("before", "after", "remove"))
+    # each merged node keeps the file it came from
+    assert Path(merged.mark(("records", "events", "rules", 2, "tool_name")).file).name == "base.yaml"
+    assert Path(merged.mark(("records", "events", "rules", 2, "id")).file).name == "spec.yaml"
+    assert Path(merged.mark(("records", "events", "rules", 3, "kind")).file).name == "spec.yaml"
+    events = [r for r in _records("rules-by-name") if r["record_type"] == "event"]
+    assert [(e["kind"], e["id"]) for e in events] == [
+        ("message", "evt@L1.0"), ("tool", "c1"), ("log", "evt@L1.2"), ("reward", "evt@L1.3")]
+    assert events[0]["input"] == {"content": "HI"}  # no inherited role
+
+
+def test_override_replaces_an_inherited_mapping():
+    (traj,) = [r for r in _records("override-wholesale") if r["record_type"] == "trajectory"]
+    (event,) = [r for r in _records("override-wholesale") if r["record_type"] == "event"]
+    assert traj["metadata"] == {"model": "m", "seed": 7}  # merged
+    assert event["metadata"] == {"duration": 12}  # replaced
+
+
+def test_keep_nulls_on_a_mapping_and_on_one_member():
+    events = [r for r in _records("keep-nulls") if r["record_type"] == "event"]
+    assert [e["output"] for e in events] == [{"result": "a b", "error": None},
+                                            {"result": None, "error": "no such file"}]
+    assert [e["metadata"] for e in events] == [{"exit": 0}, {"exit": None, "note": "retried"}]
+
+
+def test_trajectory_signals_and_artifacts_name_their_event():
+    records = _records("signal-event-id")
+    owned = {(r["trajectory_id"], r.get("name", r["record_type"])): r.get("event_id")
+             for r in records if r["record_type"] in ("signal", "artifact")}
+    assert owned == {("e1", "reward"): "s2", ("e1", "judge"): "s1", ("e1", "artifact"): "s1",
+                     ("e2", "reward"): "s3", ("e2", "judge"): None, ("e2", "artifact"): None}
+    case = CASES / "signal-event-id"
+    result = mapc.run(case / "spec.yaml", case / "episodes.jsonl")
+    assert result.ok and result.warnings == 2, result.warning_messages  # the unknown event 's9'
+    assert all("'s9' is not an event of this trajectory" in m for m in result.warning_messages)
+
+
+def test_real_rlviz_accepts_signals_that_name_their_event(tmp_path):
+    """RLViz checks that a signal's event exists and came before it: the real validator decides."""
+    rlviz = hosts.require_rlviz()
+    case = CASES / "signal-event-id"
+    mapc.build(case / "spec.yaml", "rlviz", tmp_path / "plugin")
+    proc = subprocess.run([str(rlviz), "--json", str(tmp_path / "plugin"), str(case / "episodes.jsonl")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["records"] == 14
