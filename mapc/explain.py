@@ -50,6 +50,10 @@ class Explanation:
         return {"spec": self.spec, "generated": self.generated, "lines": [x.to_dict() for x in self.lines]}
 
 
+#: Module constants that list spec places for runtime diagnostics (codegen/places.py).
+_DIAGNOSTIC_TABLES = ("SPEC_PLACES", "SPEC_LOOPS")
+
+
 def mentions(rel: str, source: str) -> dict[str, list[tuple[str, int, str]]]:
     """spec path -> [(file, line, function)] for every mention in ``source``."""
     tree = ast.parse(source)
@@ -70,9 +74,14 @@ def mentions(rel: str, source: str) -> dict[str, list[tuple[str, int, str]]]:
         else:
             run_start = None
     module_names = {k: ", ".join(v) for k, v in module_names.items()}
+    # the diagnostics tables (codegen/places.py) name every path again: not an implementation
+    tables = [(n.lineno, n.end_lineno or n.lineno) for n in tree.body if isinstance(n, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id in _DIAGNOSTIC_TABLES for t in n.targets)]
     lines = source.splitlines()
     found: dict[str, list[tuple[str, int, str]]] = {}
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if any(a <= tok.start[0] <= b for a, b in tables):
+            continue
         if tok.type == tokenize.COMMENT:
             text = tok.string.lstrip("#").strip()
             anywhere = True

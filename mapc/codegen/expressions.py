@@ -16,6 +16,8 @@ class ExprTable:
         self._names: dict[tuple, str] = {}
         self._used: set[str] = set()
         self._sources: list[str] = []
+        #: expression function name -> the spec expression it computes (for diagnostics)
+        self.functions: dict[str, ir.Expr] = {}
         #: variables the generated code has already proven to hold a dict
         self.known_dicts: set[str] = set()
 
@@ -38,7 +40,8 @@ class ExprTable:
         inline = e.compiled.inline_source(data, scope)
         if inline is not None:
             return self.assume_dicts(inline)
-        key = (e.text,)
+        # one function per spec place, so a failure names the place that failed
+        key = (e.text, e.path)
         name = self._names.get(key)
         if name is None:
             base = "x_" + identifier(*e.path)
@@ -49,6 +52,7 @@ class ExprTable:
                 n += 1
             self._used.add(name)
             self._names[key] = name
+            self.functions[name] = e
             where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
             where = comment_text(where)
             header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"

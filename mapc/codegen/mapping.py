@@ -13,6 +13,8 @@ construction, and cheap.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 from mapc.codegen.expressions import ExprTable
@@ -40,6 +42,17 @@ _MESSAGE_LAYOUT = (
 
 def _where(path: tuple) -> str:
     return ir.Expr("", path, None).where
+
+
+def json_path_step(each: ir.Expr, where: str) -> str:
+    """The JSON path step an `each` takes from its parent element: `.steps`, `` for `@`, or
+    `.(records.events.each)` (the elements that spec node computes) when it is not a field path."""
+    from mapc.expressions.paths import plain_path
+
+    if each.text.strip() == "@":
+        return ""
+    names = plain_path(each.compiled.ast)
+    return "." + ".".join(names) if names else f".({where})"
 
 
 def _short(text: str, limit: int = 32) -> str:
@@ -82,6 +95,8 @@ class MappingGenerator:
         #: variables some expression reads: the scope only gets those written per element
         self.used_vars = {v for e in self._exprs(set(_NEXT) | {"events"}) for v in e.compiled.variables}
         self.functions: list[str] = []
+        #: level function -> its loops as (index variable, JSON path step), for diagnostics
+        self.loops: dict[str, list[tuple[str, str]]] = {}
 
     # -- analysis ------------------------------------------------------------
     def _templates(self):
@@ -160,7 +175,7 @@ class MappingGenerator:
                 w.line("missing = missing_required(doc, REQUIRED)")
                 w.line("if missing is not None:")
                 with w.indent():
-                    w.line('raise MappingError(f"missing required field {missing} (not a " + FORMAT + " document)")')
+                    w.line(f'raise MappingError(f"missing required field {{missing}} (not a " + FORMAT + " document" + {self._required_at()})')
                 w.line('scope["root"] = doc')
             w.line('level_run(st, emit, doc, scope, None, "", {"path": src.rel})')
         self.functions.append(w.text())
@@ -173,6 +188,13 @@ class MappingGenerator:
         """
         src = self.x.call(e, el, "s")
         return src if e.compiled.boolean else f"truthy({src})"
+
+    def _required_at(self) -> str:
+        """The literal `", by source.probe.require at spec.yaml:6)"`: the end of the message of
+        a source without a required field."""
+        mark = self.spec.locate(("source", "probe", "require")) if self.spec.locate else None
+        at = f", by source.probe.require at {Path(mark.file).name}:{mark.line}" if mark and mark.line else ""
+        return literal(at + ")")
 
     # -- loops ------------------------------------------------------------------
     def _open_loops(self, w: Writer, scope: ir.Scope, name: str, cur: str) -> tuple[str, str, int]:
@@ -201,13 +223,13 @@ class MappingGenerator:
                 w.line(f"if {' or '.join(tests)}:")
                 with w.indent():
                     w.line("missing = missing_required(el0, REQUIRED)")
-                    w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+                    w.line(f'raise MappingError(f"line {{line}}: missing required field {{missing}} (not " + FORMAT + {self._required_at()})')
                 self.x.known_dicts.add("el0")  # below this test every line is an object
             elif required:
                 w.line("missing = missing_required(el0, REQUIRED)")
                 w.line("if missing is not None:")
                 with w.indent():
-                    w.line('raise MappingError(f"line {line}: missing required field {missing} (not " + FORMAT + ")")')
+                    w.line(f'raise MappingError(f"line {{line}}: missing required field {{missing}} (not " + FORMAT + {self._required_at()})')
             if uses_index:
                 w.line('s["index"] = line_index')
             if "root" in self.used_vars:
@@ -220,6 +242,7 @@ class MappingGenerator:
         for lp in loops:
             i, e, newloc = f"i{depth}", f"el{depth}", f"loc{depth}"
             where = _where(lp.path)
+            self.loops.setdefault(f"level_{name}", []).append((i, json_path_step(lp.each, where)))
             w.comment(f"{where} (line {lp.each.line}): each {lp.each.text}")
             w.line(f"for {i}, {e} in enumerate(iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})):")
             w.level += 1

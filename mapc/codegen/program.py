@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import ast
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mapc import runtime
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.mapping import MappingGenerator
+from mapc.codegen.places import places_source, spec_places
 from mapc.codegen.pysrc import Writer, literal
 from mapc.spec import ir
 
@@ -32,6 +33,10 @@ class Program:
     mapping: str
     probe: str
     evaluation: str
+    #: spec places the code names, and each level's loops (see places.py); a module keeps
+    #: only the entries of the code it includes
+    places: dict = field(default_factory=dict, compare=False)
+    loops: dict = field(default_factory=dict, compare=False)
 
 
 def _constants(spec: ir.Spec) -> str:
@@ -105,7 +110,8 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
 
 def build_program(spec: ir.Spec) -> Program:
     exprs = ExprTable()
-    mapping = MappingGenerator(spec, exprs).generate()
+    generator = MappingGenerator(spec, exprs)
+    mapping = generator.generate()
     # the probe gets its own expression table: targets that never probe leave it all out
     probe_exprs = ExprTable()
     probe_def = _probe(spec, probe_exprs)
@@ -113,6 +119,7 @@ def build_program(spec: ir.Spec) -> Program:
     from mapc.codegen.evaluation import generate_evaluation
 
     evaluation = generate_evaluation(spec, exprs)
+    code = "\n".join((mapping, probe, evaluation))
     return Program(
         spec=spec,
         constants=_constants(spec),
@@ -121,6 +128,8 @@ def build_program(spec: ir.Spec) -> Program:
         mapping=mapping,
         probe=probe,
         evaluation=evaluation,
+        places=spec_places(spec, [exprs, probe_exprs], code),
+        loops=generator.loops,
     )
 
 
@@ -187,6 +196,7 @@ def module_source(
         prelude.strip() + "\n" if prelude.strip() else "",
         program.constants,
         program.agent if "AGENT" in _referenced(body) else "",
+        _places(program, body),
     ]
     # top-level definitions are two blank lines apart, as black writes them
     definitions = [
@@ -205,6 +215,15 @@ def module_source(
     )
     compile(text, "<generated>", "exec")  # a generated module must at least compile
     return text
+
+
+def _places(program: Program, body: str) -> str:
+    """The diagnostics tables (places.py), limited to what ``body`` names."""
+    named = _referenced(body) | {n.value for n in ast.walk(ast.parse(body))
+                                 if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    places = {k: v for k, v in program.places.items() if k in named}
+    loops = {k: v for k, v in program.loops.items() if k in named}
+    return places_source(places, loops) if places or loops else ""
 
 
 def _fit(text: str, width: int = 96) -> str:

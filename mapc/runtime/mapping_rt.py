@@ -46,10 +46,17 @@ class MapState:
         self._owner_names = {}
 
     def warn(self, where, message):
-        """Count a recoverable omission; keep the first few messages for stderr."""
+        """Count a recoverable omission; keep the first few messages for stderr, with the
+        spec line and the place in the source when the spec path is the generated code's."""
         self.warnings += 1
         if len(self.messages) < MAX_WARNINGS_SHOWN:
-            self.messages.append(f"{where}: {message}")
+            frames = []
+            frame = sys._getframe(1)
+            while frame is not None:
+                frames.append(frame)
+                frame = frame.f_back
+            at, spec, _ = failure_place(frames[::-1], where)
+            self.messages.append(f"{at + ': ' if at and spec else ''}{spec or where}: {message}")
 
     def level(self, kind, rec, parent_id):
         """Claim ``rec['id']`` for a run/case/group/trajectory record.
@@ -329,7 +336,8 @@ class SourceFile:
         size = os.path.getsize(self.path)
         if size > self.max_bytes:
             raise MappingError(
-                f"source is {size} bytes; this adapter reads at most {self.max_bytes}"
+                f"source is {size} bytes; this adapter reads at most {self.max_bytes}; "
+                "hint: raise source.max_bytes in the spec and rebuild"
             )
         with open(self.path, "rb") as fh:
             data = fh.read(self.max_bytes + 1)
@@ -362,7 +370,10 @@ class SourceFile:
                     break
                 number += 1
                 if len(raw) > limit and not raw.endswith(b"\n"):
-                    raise MappingError(f"line {number}: longer than {limit} bytes")
+                    raise MappingError(
+                        f"line {number}: longer than {limit} bytes; "
+                        "hint: raise source.max_line_bytes in the spec and rebuild"
+                    )
                 length = len(raw)
                 body = raw[:-1] if raw.endswith(b"\n") else raw
                 if body.endswith(b"\r"):
@@ -446,8 +457,12 @@ def loads(st, text, where):
 def json_error(exc, where):
     """The MappingError for JSON that could not be decoded (``where`` prefixes the message)."""
     if isinstance(exc, json.JSONDecodeError):
+        hint = ""
+        if exc.msg == "Extra data" and exc.colno == 1 and not where:  # a document, line after line
+            hint = "; hint: one JSON value per line is JSON Lines: "
+            hint += "write container: jsonl in source"
         return MappingError(
-            f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
         )
     if isinstance(exc, RecursionError):
         return MappingError(f"{where}JSON nested too deeply")
@@ -778,18 +793,50 @@ def one_line(exc):
         "ExpressionTypeError",
         "ExpressionValueError",
     ):  # JMESPath's own errors
-        return f"a spec expression{expression_in(exc)} cannot be evaluated on this source: {text}"[
-            :500
-        ]
+        frames = []
+        tb = exc.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        at, spec, fixes = failure_place(frames)
+        head = f"{at}: " if at else ""
+        fixes = fixes.get(text.split("(", 1)[0]) if " must be " in text else None
+        fix = fixes[0 if text.endswith("got null") else 1] if fixes else None
+        hint = f"; hint: {fix}" if fix else ""
+        return f"{head}{spec or 'a spec expression'} cannot be evaluated: {text}{hint}"[:500]
     return f"internal error ({type(exc).__name__}): {text}"[:500]
 
 
-def expression_in(exc):
-    """`` (x_<spec path>)``: the compiled expression function an error came from, if any."""
-    name = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_name.startswith("x_"):
-            name = tb.tb_frame.f_code.co_name
-        tb = tb.tb_next
-    return f" ({name})" if name else ""
+def failure_place(frames, where=None):
+    """``(source place, spec place, fixes)`` of a failure, read off the generated code's
+    frames (outermost first) and its tables (``SPEC_PLACES``, ``SPEC_LOOPS``).
+
+    The spec place is ``records.events.rules[0].content (spec.yaml:31)``: the spec path
+    ``where``, else the innermost expression function's. The source place is
+    ``line 3, $.steps[2]`` (JSON Lines) or ``$.runs[1].steps[2]``: the line being mapped
+    and the JSON path of the element, from each level's loop indexes.
+    """
+    line, steps, place = None, [], None
+    for frame in frames:
+        code, names = frame.f_code.co_name, frame.f_globals
+        places = names.get("SPEC_PLACES")
+        if places is None:
+            continue
+        if code.startswith("x_") and code in places:
+            place = places[code]  # (spec path, file:line[, fixes])
+        elif code.startswith("level_"):
+            local = frame.f_locals
+            srcloc = local.get("srcloc")
+            if isinstance(srcloc, dict) and isinstance(srcloc.get("line"), int):
+                line = srcloc["line"]
+            for var, step in names.get("SPEC_LOOPS", {}).get(code, ()):
+                if isinstance(local.get(var), int):
+                    steps.append(f"{step}[{local[var]}]")
+        if where is not None and where in places:
+            place = (where, places[where])
+    path = "$" + "".join(steps) if steps else ""
+    at = ", ".join(p for p in (f"line {line}" if line else "", path) if p)
+    if place is None:
+        return at, None, {}
+    fixes = place[2] if len(place) > 2 else {}
+    return at, f"{place[0]} ({place[1]})" if place[1] else place[0], fixes

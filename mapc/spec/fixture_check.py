@@ -303,34 +303,53 @@ class _ReadCheck:
 
     # -- argument types ------------------------------------------------------------------
     def argument_types(self, expr: ir.Expr, reads: list[Read]) -> None:
-        rewritten, offsets = None, None
-        for node in _unconditional_calls(expr.compiled.ast):
-            sig = FUNCTIONS.get(node["value"])
-            if sig is None:
+        for node, written, accepted, column in field_arguments(expr):
+            paths = [r.path for r in reads if written in r.fields]
+            seen = [self.types(p) for p in paths]
+            if not seen or any(t is None for t in seen):
+                continue  # absent somewhere: reported as a missing read, if at all
+            types = set().union(*seen)
+            if types & accepted:
                 continue
-            for i, arg in enumerate(node["children"]):
-                param = sig.param_for(i)
-                accepted = {t.split("-")[0] for t in param.types}
-                if not accepted or "null" in accepted or param.literal:
-                    continue
-                written = _written_path(arg)
-                if not written:
-                    continue
-                paths = [r.path for r in reads if written in r.fields]
-                seen = [self.types(p) for p in paths]
-                if not seen or any(t is None for t in seen):
-                    continue  # absent somewhere: reported as a missing read, if at all
-                types = set().union(*seen)
-                if types & accepted:
-                    continue
-                if rewritten is None:
-                    rewritten, offsets = rewrite_variables(expr.text)
-                column = offsets.to_original(node.get("position", 0))
-                have = _a(types)
-                fix = _fix(_call_text(expr.text, column), written, types, accepted)
-                self.diag("type_mismatch", expr.path,
-                          f"{node['value']}() expects {_a(accepted)}, but `{written}` is {have} in every fixture "
-                          f"({self.names}): it fails at run time", fix, self.mark(expr, expr.path, column))
+            have = _a(types)
+            fix = _fix(_call_text(expr.text, column), written, types, accepted)
+            self.diag("type_mismatch", expr.path,
+                      f"{node['value']}() expects {_a(accepted)}, but `{written}` is {have} in every fixture "
+                      f"({self.names}): it fails at run time", fix, self.mark(expr, expr.path, column))
+
+
+def field_arguments(expr: ir.Expr):
+    """``(call node, field path written, types accepted, column of the call)`` for each field
+    argument of a function ``expr`` always calls, where null is not accepted."""
+    offsets = None
+    for node in _unconditional_calls(expr.compiled.ast):
+        sig = FUNCTIONS.get(node["value"])
+        if sig is None:
+            continue
+        for i, arg in enumerate(node["children"]):
+            param = sig.param_for(i)
+            accepted = {t.split("-")[0] for t in param.types}
+            if not accepted or "null" in accepted or param.literal:
+                continue
+            written = _written_path(arg)
+            if not written:
+                continue
+            if offsets is None:
+                _, offsets = rewrite_variables(expr.text)
+            yield node, written, accepted, offsets.to_original(node.get("position", 0))
+
+
+def argument_hints(expr: ir.Expr) -> dict[str, tuple[str | None, str | None]]:
+    """Per function ``expr`` calls on a field: the fix when that field is null at run time
+    (`lower(x || '')`) and when it has another wrong type (`lower(to_string(x))`), worded as
+    `check` words them when the fixtures prove the type."""
+    hints: dict[str, tuple[str | None, str | None]] = {}
+    for node, written, accepted, column in field_arguments(expr):
+        if node["value"] not in hints:
+            call = _call_text(expr.text, column)
+            other = "string" if "string" not in accepted else "number"
+            hints[node["value"]] = (_fix(call, written, {"null"}, accepted), _fix(call, written, {other}, accepted))
+    return hints
 
 
 def typo_of(word: str, names: list[str]) -> list[str]:

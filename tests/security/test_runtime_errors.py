@@ -33,5 +33,7 @@ def test_an_expression_type_error_names_the_expression_not_an_internal_error(tmp
     out = io.BytesIO()
     ok, error, _ = run_mapping(spec, source, out)
     assert not ok and b'"record_type":"complete"' not in out.getvalue()
-    assert error == ("a spec expression (x_records_events_signals_0_each) cannot be evaluated on this source: "
-                     "items() argument must be an object, got null")
+    # the source line, the spec path and line, what failed and the fix; no internal function name
+    assert error == ("line 2: records.events.signals[0].each (<spec>:10) cannot be evaluated: "
+                     "items() argument must be an object, got null; "
+                     "hint: write items(scores || `{}`) to map null as `{}`")
