@@ -32,6 +32,7 @@ class BuildResult:
     validation: ValidationReport | None = None
     written: object = None  # mapc.output.WriteReport: removed files, forced overwrites, notes
     tests: object = None  # mapc.spectest.TestReport: the spec's tests, run before writing
+    notes: list[str] = field(default_factory=list)  # worth knowing, not wrong (e.g. memory use)
 
     @property
     def ok(self) -> bool:
@@ -133,10 +134,18 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
     except OutputConflict as exc:
         diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint, file=str(out)))
         return BuildResult(spec, diags, files)
-    result = BuildResult(spec, diags, files, written=written, tests=tests)
+    result = BuildResult(spec, diags, files, written=written, tests=tests, notes=build_notes(spec))
     if validate:
         result.validation = target.validate_build(spec, out)
     return result
+
+
+def build_notes(spec: ir.Spec) -> list[str]:
+    """What a build tells about the adapter beyond errors: a JSON document it cannot stream."""
+    from mapc.streaming import stream_plan
+
+    verdict = stream_plan(spec)
+    return [f"the adapter {verdict.describe()}"] if verdict.reason else []
 
 
 def mapping_source(spec: ir.Spec) -> str:

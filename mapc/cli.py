@@ -158,6 +158,7 @@ def build(
         extra["forced"] = [c.path for c in written.forced]
     if result.validation is not None:
         extra["validation"] = result.validation.payload
+    extra["notes"] = result.notes
     if as_json:
         _emit_diags(result.diagnostics, True, **extra, built=result.ok)
     else:
@@ -167,7 +168,7 @@ def build(
                 typer.echo(f"overwrote (--force): {conflict.message}", err=True)
             for rel in written.removed:
                 typer.echo(f"removed {rel} (the spec no longer produces it)", err=True)
-            for note in written.notes:
+            for note in written.notes + result.notes:
                 typer.echo(f"note: {note}", err=True)
         if result.validation is not None and result.validation.text:
             typer.echo(result.validation.text, err=True)

@@ -254,6 +254,7 @@ def _agent_constant(text: str):
 
 def _describe_spec(spec, r: Review) -> None:
     from mapc.reads import read_paths, spec_reads
+    from mapc.streaming import stream_plan
 
     src = spec.source
     reads = spec_reads(spec)
@@ -270,6 +271,7 @@ def _describe_spec(spec, r: Review) -> None:
         "paths": read_paths(reads),
         "approximate": sorted({x.path for x in reads if not x.exact}),
         "siblings": siblings,
+        "memory": stream_plan(spec).describe(),
     }
     records = []
     parent = "source file"
@@ -344,6 +346,8 @@ def format_review(r: Review) -> str:
             lines.append(f"    {path.ljust(width)}  {', '.join(where)}{mark}")
         if rd["approximate"]:
             lines.append("    (~ read through a computed value: the path is a best guess)")
+        if rd.get("memory"):
+            lines.append(f"  memory: {rd['memory']}")
         for name, sib in rd["siblings"].items():
             lines.append(f"  sibling file {name} ({' or '.join(sib['files'])}): {', '.join(sib['paths']) or '(whole file)'}")
     if r.emits:

@@ -22,6 +22,7 @@ from mapc.codegen.pysrc import Writer, docstring_text, literal
 from mapc.expressions import compile_expression
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
+from mapc.streaming import stream_plan
 
 _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
 _PARENT_KEY = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
@@ -94,6 +95,8 @@ class MappingGenerator:
         self.uses_source_var = any("source" in e.compiled.variables for e in self._exprs(self._line_levels()))
         #: variables some expression reads: the scope only gets those written per element
         self.used_vars = {v for e in self._exprs(set(_NEXT) | {"events"}) for v in e.compiled.variables}
+        #: the document's array read one element at a time, if the spec allows it
+        self.stream = stream_plan(spec).plan
         self.functions: list[str] = []
         #: level function -> its loops as (index variable, JSON path step), for diagnostics
         self.loops: dict[str, list[tuple[str, str]]] = {}
@@ -171,7 +174,13 @@ class MappingGenerator:
                 w.comment("jsonl: lines are read one at a time at the level with `each: \"@\"`")
                 w.line("doc = None")
             else:
-                w.line("doc = src.document(st)")
+                if self.stream is None:
+                    w.line("doc = src.document(st)")
+                else:
+                    p = self.stream
+                    w.comment(f"{p.where} (each {p.text}): the array is read one element at a time, "
+                              "after the rest of the document")
+                    w.line(f"doc = src.streamed_document(st, {literal(p.key)}, {literal(p.needed)})")
                 w.line("missing = missing_required(doc, REQUIRED)")
                 w.line("if missing is not None:")
                 with w.indent():
@@ -239,12 +248,18 @@ class MappingGenerator:
             w.line('loc0 = f"L{line}"')
             el, loc = "el0", "loc0"
             depth = 1
-        for lp in loops:
+        for k, lp in enumerate(loops):
             i, e, newloc = f"i{depth}", f"el{depth}", f"loc{depth}"
             where = _where(lp.path)
             self.loops.setdefault(f"level_{name}", []).append((i, json_path_step(lp.each, where)))
             w.comment(f"{where} (line {lp.each.line}): each {lp.each.text}")
-            w.line(f"for {i}, {e} in enumerate(iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})):")
+            elements = f"iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})"
+            if self.stream is not None and self.stream.level == name and k == 0:
+                w.comment("one element at a time from the file (map_source); a small document: parsed whole")
+                streamed = f"streamed_elements({el}, {literal(self.stream.key)}, {self.stream.mode})"
+                w.line(f"elements = {streamed} or {elements}")
+                elements = "elements"
+            w.line(f"for {i}, {e} in enumerate({elements}):")
             w.level += 1
             if "index" in self.used_vars:
                 w.line(f's["index"] = {i}')

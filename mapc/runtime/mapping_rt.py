@@ -17,6 +17,8 @@ MAX_ID_LENGTH = 512
 MAX_SIBLING_BYTES = 64 << 20
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 STATUSES = ("running", "completed", "failed", "cancelled")
+STREAM_ABOVE_BYTES = 4 << 20
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 class MappingError(Exception):
@@ -329,6 +331,8 @@ class SourceFile:
         self.stem = os.path.splitext(self.name)[0]
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
+        #: documents up to this size are parsed whole even when the spec could stream them
+        self.stream_above = STREAM_ABOVE_BYTES
         self.info = {"path": self.rel, "name": self.name, "stem": self.stem}
 
     def document(self, st):
@@ -348,6 +352,22 @@ class SourceFile:
         except UnicodeDecodeError as exc:
             raise MappingError(f"invalid UTF-8 at byte {exc.start}") from None
         return loads(st, text, "")
+
+    def streamed_document(self, st, key, needed):
+        """The document, with its top-level array ``key`` left on disk to be read one
+        element at a time (:func:`streamed_elements`); ``needed`` are the other top-level
+        members the mapping reads. A small file, or one that is not an object, is parsed
+        whole by :meth:`document` (same result, same errors)."""
+        size = os.path.getsize(self.path)
+        if size <= self.stream_above:
+            return self.document(st)
+        if size > self.max_bytes:
+            raise MappingError(
+                f"source is {size} bytes; this adapter reads at most {self.max_bytes}"
+            )
+        reader = JsonDocumentReader(self.path, st)
+        doc = reader.top_level(key, needed)
+        return self.document(st) if doc is None else doc
 
     def lines(self, st, invalid="error"):
         """Yield ``(line_number, value, location)`` per non-blank line, streaming."""
@@ -439,6 +459,272 @@ class SourceFile:
                     st.warn("source.siblings", f"{name} is not valid JSON; ignored")
                     return None
         return None
+
+
+
+class StreamedArray(list):
+    """Stands in a document for its big top-level array while :class:`JsonDocumentReader`
+    reads it from disk: empty to anything but :func:`streamed_elements`."""
+
+    __slots__ = ("reader",)
+
+
+def streamed_elements(doc, key, mode):
+    """The elements of the document's array ``key`` (None: the document itself) when it is
+    a :class:`StreamedArray`, one at a time, as the loop's expression would give them
+    (``mode`` 0: ``a``; 1: ``a[]``, nested arrays flattened one level; 2: ``a[*]``; nulls
+    dropped by 1 and 2); None when the document was parsed whole."""
+    value = doc if key is None else doc.get(key) if type(doc) is dict else None
+    if type(value) is not StreamedArray:
+        return None
+    elements = value.reader.elements()
+    if mode == 0:
+        return elements
+    if mode == 2:
+        return (v for v in elements if v is not None)
+    return (x for v in elements for x in (v if isinstance(v, list) else (v,)) if x is not None)
+
+
+class JsonDocumentReader:
+    """Reads a JSON document whose top level is an object, member by member, and one of its
+    arrays element by element, with bounded memory (a buffer of about one chunk plus the
+    largest element).
+
+    Values are decoded by the standard library's ``raw_decode`` straight from the buffer;
+    errors carry the line and column ``json.loads`` would report for the whole document.
+    """
+
+    CHUNK = 1 << 20
+    #: a value must end this far before the buffer's end (unless the file ends): a number
+    #: cut by the buffer's end would otherwise decode as a shorter one
+    MARGIN = 64
+
+    def __init__(self, path, st):
+        self.path = path
+        self.st = st
+        self.pending = []  # non-finite numbers of the value being decoded
+        self.array_at = None  # where the streamed array is: "here" or (occurrence, key)
+        self.rest = None  # reads the members after the array, when it streams in one pass
+        self.decode_value = json.JSONDecoder(parse_constant=self.constant).raw_decode
+        self.open()
+
+    def open(self):
+        import codecs
+
+        self.fh = open(self.path, "rb")  # noqa: SIM115 - closed at the end or by the GC
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        head = self.fh.read(3)
+        self.fed = 0  # bytes given to the UTF-8 decoder (a BOM is not)
+        self.buf = ""
+        self.i = 0
+        self.eof = False
+        self.base = 0  # absolute index of buf[0] in the document's text
+        self.lines_before = 0  # newlines before buf[0]
+        self.last_newline = -1  # absolute index of the last newline before buf[0]
+        if head != b"\xef\xbb\xbf":
+            self.feed(head)
+
+    def constant(self, name):
+        self.pending.append(name)
+        return None
+
+    def feed(self, data):
+        try:
+            text = self.utf8.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            start = self.fed - len(self.utf8.getstate()[0]) + exc.start
+            raise MappingError(f"invalid UTF-8 at byte {max(start, 0)}") from None
+        self.fed += len(data)
+        i = self.i
+        if i:
+            k = self.buf.rfind("\n", 0, i)
+            if k >= 0:
+                self.last_newline = self.base + k
+                self.lines_before += self.buf.count("\n", 0, k + 1)
+            self.base += i
+            self.buf = self.buf[i:] + text
+            self.i = 0
+        else:
+            self.buf += text
+        if not data:
+            self.eof = True
+
+    def more(self):
+        """Read the next chunk (at least as much as is buffered: a large value is read in
+        O(size) however many times it is retried); False at the end of the file."""
+        if self.eof:
+            return False
+        self.feed(self.fh.read(max(self.CHUNK, len(self.buf) - self.i)))
+        return True
+
+    def fail(self, message, pos):
+        """A MappingError for ``message`` at buffer index ``pos``, placed as json.loads does."""
+        buf = self.buf
+        line = self.lines_before + buf.count("\n", 0, pos) + 1
+        k = buf.rfind("\n", 0, pos)
+        column = pos - k if k >= 0 else self.base + pos - self.last_newline
+        return MappingError(f"invalid JSON at line {line} column {column}: {message}")
+
+    def space(self):
+        """Skip whitespace; the next character, or "" at the end of the file."""
+        while True:
+            i = _JSON_SPACE.match(self.buf, self.i).end()
+            self.i = i
+            if i < len(self.buf):
+                return self.buf[i]
+            if not self.more():
+                return ""
+
+    def value(self, warn=True):
+        """Decode the value at the cursor and move past it."""
+        self.space()
+        while True:
+            self.pending.clear()
+            buf, i = self.buf, self.i
+            try:
+                value, end = self.decode_value(buf, i)
+            except json.JSONDecodeError as exc:
+                if not self.eof and (
+                    exc.pos >= len(buf) - self.MARGIN or exc.msg.startswith("Unterminated")
+                ):
+                    self.more()  # the value may go on in the next chunk
+                    continue
+                raise self.fail(exc.msg, exc.pos) from None
+            except (ValueError, RecursionError) as exc:
+                raise json_error(exc, "") from None
+            if end > len(buf) - self.MARGIN and not self.eof:
+                self.more()
+                continue
+            self.i = end
+            if warn:
+                for name in self.pending:
+                    self.st.warn("source", f"non-finite number {name} read as null")
+            return value
+
+    def expect(self, chars, message):
+        ch = self.space()
+        if not ch or ch not in chars:
+            raise self.fail(message, self.i)
+        self.i += 1
+        return ch
+
+    def members(self, after_comma=False):
+        """Yield each member's key, the cursor on its value, up to the ``}`` that ends the
+        object (the cursor after its ``{``, or after a ``,`` with ``after_comma``)."""
+        if not after_comma and self.space() == "}":
+            self.i += 1
+            return
+        while True:
+            if self.space() != '"':
+                raise self.fail("Expecting property name enclosed in double quotes", self.i)
+            name = self.value()
+            self.expect(":", "Expecting ':' delimiter")
+            yield name
+            if self.expect(",}", "Expecting ',' delimiter") == "}":
+                return
+
+    def elements(self):
+        """Yield the elements of the array at the cursor, then read the rest of the document."""
+        if self.array_at is None:
+            raise MappingError("internal error: the streamed array was read twice")
+        if self.array_at != "here":
+            self.reopen_at(*self.array_at)
+        self.array_at = None
+        self.expect("[", "Expecting value")
+        if self.space() == "]":
+            self.i += 1
+        else:
+            while True:
+                yield self.value()
+                if self.expect(",]", "Expecting ',' delimiter") == "]":
+                    break
+        if self.rest is not None:
+            self.rest()
+
+    def skip_array(self):
+        """Move past the array at the cursor, decoding (and dropping) one element at a time."""
+        self.expect("[", "Expecting value")
+        if self.space() == "]":
+            self.i += 1
+            return
+        while True:
+            self.value(warn=False)
+            if self.expect(",]", "Expecting ',' delimiter") == "]":
+                return
+
+    def end(self):
+        """After the top-level value: only whitespace may follow."""
+        if self.space():
+            raise self.fail("Extra data", self.i)
+        self.fh.close()
+
+    def top_level(self, key, needed):
+        """The document's members, ``key`` a :class:`StreamedArray` when it is an array (read
+        later by :meth:`elements`); with ``key`` None, the document as a StreamedArray when
+        it is an array. None for any other document (to be parsed whole)."""
+        ch = self.space()
+        if ch == "[" and key is None:
+            return self.stream("here", self.end)
+        if ch != "{" or key is None:
+            self.fh.close()
+            if not ch:
+                raise MappingError("source is empty")
+            return None
+        self.i += 1
+        doc = {}
+        wanted = set(needed)
+        occurrence = 0  # of `key` holding an array
+        for name in self.members():
+            if name != key or self.space() != "[":
+                doc[name] = self.value()
+                continue
+            occurrence += 1
+            if wanted.issubset(doc):
+                doc[key] = self.stream("here", lambda: self.rest_after(key, needed))
+                return doc
+            self.skip_array()
+            doc[key] = StreamedArray()
+        self.end()
+        if occurrence and type(doc.get(key)) is StreamedArray:
+            doc[key] = self.stream((occurrence, key))
+        return doc
+
+    def stream(self, at, rest=None):
+        """A :class:`StreamedArray` for the array at ``at`` ("here": the cursor; else
+        ``(occurrence, key)``); ``rest`` reads what follows it, in one pass."""
+        array = StreamedArray()
+        array.reader = self
+        self.array_at = at
+        self.rest = rest
+        return array
+
+    def reopen_at(self, occurrence, key):
+        """Second pass: back to the ``occurrence``-th array member named ``key``."""
+        self.fh.close()
+        self.open()
+        self.expect("{", "Expecting value")
+        for name in self.members():
+            if name == key and self.space() == "[":
+                occurrence -= 1
+                if not occurrence:
+                    return
+                self.skip_array()
+            else:
+                self.value(warn=False)
+
+    def rest_after(self, key, needed):
+        """The members after a streamed array: checked, and refused when they repeat one the
+        mapping already read (read whole, the later member would have counted)."""
+        if self.expect(",}", "Expecting ',' delimiter") == ",":
+            for name in self.members(after_comma=True):
+                if name == key or name in needed:
+                    raise MappingError(
+                        f"the document repeats its member {name!r} after the array "
+                        f"{key!r}; this adapter reads {key!r} one element at a time and "
+                        "cannot tell which one counts"
+                    )
+                self.value()
+        self.end()
 
 
 def loads(st, text, where):

@@ -1,0 +1,259 @@
+"""JSON documents read one array element at a time give what parsing them whole gives.
+
+``JsonDocumentReader`` (mapc/runtime/mapping_rt.py) is checked against
+``json.loads`` value for value and error for error, with buffers cut at every
+place; the generated mapping is checked byte for byte on every example,
+library spec and corpus trace with streaming forced on (tiny buffers) and off;
+``mapc.streaming.stream_plan`` says which specs stream and why the others do not.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from shared_paths import CORPUS
+
+from mapc.build import mapping_namespace, run_mapping
+from mapc.runtime import mapping_rt as rt
+from mapc.spec import load_spec
+from mapc.streaming import FLATTEN, PLAIN, PROJECT, stream_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted([*ROOT.glob("examples/*/spec.yaml"), *ROOT.glob("specs/*.yaml"), *ROOT.glob("bench/*/spec.yaml")])
+
+
+def _elements(value, mode):
+    """What the loop's expression gives for a document parsed whole."""
+    if not isinstance(value, list):
+        return None
+    if mode == PLAIN:
+        return list(value)
+    if mode == PROJECT:
+        return [v for v in value if v is not None]
+    return [x for v in value for x in (v if isinstance(v, list) else [v]) if x is not None]
+
+
+def _whole(path, key, needed, mode):
+    st = rt.MapState()
+    try:
+        doc = rt.SourceFile(str(path)).document(st)
+    except rt.MappingError as exc:
+        return "error", str(exc)
+    value = doc if key is None else doc.get(key) if isinstance(doc, dict) else None
+    rest = {k: doc[k] for k in needed if k in doc} if isinstance(doc, dict) else None
+    return "ok", rest, _elements(value, mode), st.warnings
+
+
+def _streamed(path, key, needed, mode, chunk, monkeypatch):
+    monkeypatch.setattr(rt.JsonDocumentReader, "CHUNK", chunk)
+    st = rt.MapState()
+    try:
+        src = rt.SourceFile(str(path))
+        src.stream_above = 0
+        doc = src.streamed_document(st, key, needed)
+        rest = {k: doc[k] for k in needed if k in doc} if isinstance(doc, dict) else None
+        got = rt.streamed_elements(doc, key, mode)
+        if got is None:
+            value = doc if key is None else doc.get(key) if isinstance(doc, dict) else None
+            elements = _elements(value, mode)
+        else:
+            elements = list(got)
+    except rt.MappingError as exc:
+        return "error", str(exc)
+    return "ok", rest, elements, st.warnings
+
+
+DOCUMENTS = [
+    '{"eval": {"a": 1}, "samples": [1, 2.5e10, "x", {"b": [1, 2]}, null, [3, null]], "after": 1}',
+    '{"samples": [1, 2], "eval": 3}',  # the member the mapping reads comes after the array
+    '{"samples": [1, 2], "eval": 3, "samples": {"x": 1}}',  # the last member counts
+    '{"eval": 3, "samples": {"x": 1}}',
+    '{"eval": 3}',
+    "[1, 2]",
+    "  ",
+    '{"eval": NaN, "samples": [NaN, Infinity, 1]}',
+    '{"eval": 1, "samples": [1, 2,]}',
+    '{"eval": 1, "samples": [1 2]}',
+    '{"eval": 1, "samples": [1, 2]',
+    '{"eval": 1, "samples": [1, 2]} x',
+    '{"eval": 1, "samples": [1, 2], }',
+    '{"eval": 1, "samples": [1, "abc',
+    '{"eval": 1, "samples": [1, 12345678901234567890123',
+    '{"eval": 1, "samples": [\n {"a": 1},\n {"a": tru}\n]}',
+    '{"eval": 1, "samples": []}',
+    '{"eval": 1, "samples": [ ] , "z": [ ] }',
+    "{}",
+    '{"eval": 1 "samples": []}',
+    '{"eval": 1, "samples": ["\\ud800", "caf\u00e9 \u4e2d \\u00e9\\n"]}',
+    '{"eval": 1, "samples": [1e5, -0, 0.1e-2, 10000000000000000000000000000000000000, -1.5E+3]}',
+    '{"eval": 1, "samples": [' + "9" * 5000 + "]}",
+    '{"eval": 1, "samples": [' + "[" * 5000 + "]" * 5000 + "]}",
+]
+RAW_DOCUMENTS = [
+    b'\xef\xbb\xbf{"eval":1,"samples":[1,2]}',
+    b'{"eval":1,"samples":["ab\xffc"]}',
+    b'\xef\xbb\xbf{"eval":1,"samples":["\xe2\x82"]}',
+    b'{"eval":1,"samples":["\xe2\x82\xac\xf0\x9f\x98\x80"]}',
+]
+
+
+@pytest.mark.parametrize("data", [d.encode() for d in DOCUMENTS] + RAW_DOCUMENTS)
+@pytest.mark.parametrize("mode", [PLAIN, FLATTEN, PROJECT])
+def test_the_reader_gives_what_json_loads_gives(tmp_path, monkeypatch, data, mode):
+    path = tmp_path / "doc.json"
+    path.write_bytes(data)
+    expected = _whole(path, "samples", ("eval",), mode)
+    for chunk in (1, 2, 3, 7, 100, 1 << 20):
+        assert _streamed(path, "samples", ("eval",), mode, chunk, monkeypatch) == expected, chunk
+
+
+@pytest.mark.parametrize("data", [b'[1, {"a": [2]}, null, "x"]', b"[]", b'[1, 2] x', b"[1, 2", b'{"a": 1}', b"7"])
+def test_a_document_that_is_an_array_streams_itself(tmp_path, monkeypatch, data):
+    path = tmp_path / "doc.json"
+    path.write_bytes(data)
+    expected = _whole(path, None, (), PLAIN)
+    for chunk in (1, 5, 1 << 20):
+        assert _streamed(path, None, (), PLAIN, chunk, monkeypatch) == expected
+
+
+def test_a_member_repeated_after_the_streamed_array_is_refused_not_guessed(tmp_path, monkeypatch):
+    path = tmp_path / "doc.json"
+    path.write_text('{"eval": 3, "samples": [1, 2], "samples": [3]}')
+    got = _streamed(path, "samples", ("eval",), PLAIN, 4, monkeypatch)
+    assert got == ("error", "the document repeats its member 'samples' after the array 'samples'; this "
+                            "adapter reads 'samples' one element at a time and cannot tell which one counts")
+
+
+_json = hs.recursive(
+    hs.none() | hs.booleans() | hs.integers() | hs.floats(allow_nan=False) | hs.text(max_size=8),
+    lambda inner: hs.lists(inner, max_size=4) | hs.dictionaries(hs.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=hs.dictionaries(hs.sampled_from(["eval", "x"]), _json, max_size=2),
+    samples=hs.lists(_json, max_size=6),
+    after=hs.dictionaries(hs.sampled_from(["eval", "y", "z"]), _json, max_size=2),
+    indent=hs.sampled_from([None, 1]),
+    chunk=hs.integers(1, 40),
+    cut=hs.integers(0, 400),
+)
+def test_any_document_or_any_prefix_of_it_reads_as_json_loads_reads_it(
+        tmp_path_factory, before, samples, after, indent, chunk, cut):
+    members = [json.dumps(k) + ": " + json.dumps(v, indent=indent) for k, v in before.items()]
+    members.append('"samples": ' + json.dumps(samples, indent=indent))
+    members += [json.dumps(k) + ": " + json.dumps(v, indent=indent) for k, v in after.items()]
+    text = "{" + ",\n ".join(members) + "}"
+    path = tmp_path_factory.mktemp("doc") / "doc.json"
+    mp = pytest.MonkeyPatch()
+    try:
+        for data in (text, text[: cut % (len(text) + 1)]):
+            path.write_text(data, encoding="utf-8")
+            for mode in (PLAIN, FLATTEN):
+                expected = _whole(path, "samples", ("eval",), mode)
+                got = _streamed(path, "samples", ("eval",), mode, chunk, mp)
+                if "eval" in after and data == text and expected[0] == "ok":
+                    continue  # a needed member after the array: read in a second pass (checked below)
+                assert got == expected
+    finally:
+        mp.undo()
+
+
+def test_members_after_the_array_are_read_first_by_a_second_pass(tmp_path, monkeypatch):
+    path = tmp_path / "doc.json"
+    path.write_text('{"samples": [{"n": NaN}, 2], "eval": {"t": Infinity}, "tail": [1]}')
+    expected = _whole(path, "samples", ("eval",), PLAIN)
+    assert expected == ("ok", {"eval": {"t": None}}, [{"n": None}, 2], 2)
+    assert _streamed(path, "samples", ("eval",), PLAIN, 3, monkeypatch) == expected
+
+
+# -- the generated mapping ---------------------------------------------------------------------
+def _sources() -> list[Path]:
+    fixtures = []
+    for path in SPECS:
+        spec, _ = load_spec(path)
+        fixtures += [Path(f.resolved) for f in spec.fixtures]
+    corpus = [p for p in CORPUS.glob("*/*") if p.is_file() and p.suffix != ".md"]
+    return sorted(set(fixtures + corpus))
+
+
+def _streaming_specs():
+    out = []
+    for path in SPECS:
+        spec, _ = load_spec(path)
+        if stream_plan(spec).plan is not None:
+            out.append(spec)
+    return out
+
+
+def _map(spec, ns, source: Path) -> tuple:
+    out = io.BytesIO()
+    ok, error, st = run_mapping(spec, source, out, ns=ns)
+    return ok, error, st.warnings, out.getvalue()
+
+
+def test_every_streaming_spec_maps_every_fixture_and_corpus_trace_to_the_same_bytes(monkeypatch):
+    specs = _streaming_specs()
+    names = {Path(s.file).parent.name if Path(s.file).name == "spec.yaml" else Path(s.file).stem for s in specs}
+    assert {"inspect-ai-eval-log", "tau2-bench-results", "tau-bench-historical", "eval_log"} <= names
+    sources = _sources()
+    mapped = 0
+    for spec in specs:
+        ns = mapping_namespace(spec)
+        ns["JsonDocumentReader"].CHUNK = 61  # buffers cut everywhere
+        for source in sources:
+            ns["STREAM_ABOVE_BYTES"] = 1 << 40
+            whole = _map(spec, ns, source)
+            ns["STREAM_ABOVE_BYTES"] = 0
+            streamed = _map(spec, ns, source)
+            assert streamed == whole, (spec.file, source)
+            mapped += whole[0]
+    assert mapped >= 12  # each spec maps its own traces, not only errors
+
+
+def test_the_generated_code_streams_where_the_plan_says(tmp_path):
+    from mapc.build import mapping_source
+
+    spec, _ = load_spec(ROOT / "bench/eval_log/spec.yaml")
+    text = mapping_source(spec)
+    assert "doc = src.streamed_document(st, 'samples', ('eval', 'version'))" in text
+    assert "elements = streamed_elements(cur, 'samples', 0) or iterate(" in text
+    spec, _ = load_spec(ROOT / "specs/harbor-atif.yaml")
+    assert "streamed_document" not in mapping_source(spec).split("def map_source", 1)[1]
+
+
+def test_memory_does_not_grow_with_a_streamed_document(tmp_path):
+    spec, _ = load_spec(ROOT / "bench/eval_log/spec.yaml")
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import traces
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    ns = mapping_namespace(spec)
+    ns["JsonDocumentReader"].CHUNK = 64 << 10
+    peaks, sizes = {}, {}
+    for events in (1500, 6000):
+        path = tmp_path / f"log-{events}.json"
+        _, sizes[events] = traces.write_eval_log(path, events)
+        ns["STREAM_ABOVE_BYTES"] = 0
+        with open(os.devnull, "wb") as sink:
+            tracemalloc.start()
+            try:
+                ok, error, _ = run_mapping(spec, path, sink, ns=ns)
+                peaks["streamed", events] = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+        assert ok, error
+    assert sizes[6000] > 1 << 20
+    assert peaks["streamed", 6000] < sizes[6000] / 2, peaks  # about one element, a buffer, 256 lines out
+    assert peaks["streamed", 6000] < 1.5 * peaks["streamed", 1500], peaks  # 4x the document: not 4x memory
