@@ -8,6 +8,8 @@ Usage::
     python bench/run.py --rss 10M,100M,1G   # peak RSS of the generated adapter over JSONL sizes
     python bench/run.py --limits        # largest JSONL trace within RLViz's 10 s / 32 MiB, raw on/off
     python bench/run.py --only rss --rss 10M,1G   # one section (throughput, build, rss, limits)
+    python bench/run.py --rss-json 10M,100M,1G  # peak RSS over eval-log (JSON document) sizes
+    python bench/run.py --only startup  # start-up of each target's entry point (probe, 10 lines)
 
 What it measures, in one run and side by side on the same synthetic traces
 (``bench/traces.py``; a JSONL agent event log and a nested JSON eval log):
@@ -64,7 +66,7 @@ RLVIZ_MAX_STDOUT = 32 << 20
 HEAD_BYTES = 1 << 20
 TAIL_BYTES = 256 << 10
 ADAPTERS = ("generated", "hand-written", "jmespath", "floor")
-SECTIONS = ("throughput", "build", "rss", "limits")
+SECTIONS = ("throughput", "build", "rss", "rss-json", "startup", "limits")
 # A realistic spec per target for `mapc build` times (the repository's examples).
 BUILD_SPECS = {
     "rlviz": "examples/verifiers-math/spec.yaml",
@@ -323,7 +325,8 @@ def throughput_table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-def goals(rows: list[Row] = (), rss: list[dict] = (), builds: list[dict] = ()) -> list[str]:
+def goals(rows: list[Row] = (), rss: list[dict] = (), builds: list[dict] = (), rss_json: list[dict] = (),
+          startup: list[dict] = ()) -> list[str]:
     """The issue's goals, each with the measured value (reported, never asserted)."""
     lines = []
     gen = {(r.fmt.key, r.events): r for r in rows if r.adapter == "generated"}
@@ -337,12 +340,26 @@ def goals(rows: list[Row] = (), rss: list[dict] = (), builds: list[dict] = ()) -
             mark = "met" if ratio >= want else "MISSED"
             lines.append(f"{mark}: {r.fmt.key} {r.events:,} events: generated is {ratio:.2f}x {r.adapter} "
                          f"(goal >= {want}x)")
+        elif r.fmt.key == "jsonl":
+            mark = "met" if 1 / ratio <= 1.3 else "MISSED"
+            lines.append(f"{mark}: {r.fmt.key} {r.events:,} events: generated takes {1 / ratio:.2f}x the floor's "
+                         "CPU time (goal <= 1.3x)")
         else:
-            lines.append(f"info: {r.fmt.key} {r.events:,} events: floor takes {ratio:.2f} of generated's CPU time")
+            lines.append(f"info: {r.fmt.key} {r.events:,} events: generated takes {1 / ratio:.2f}x the floor's "
+                         "CPU time")
     for item in rss:
         mark = "met" if item["rss_mib"] < 64 else "MISSED"
         lines.append(f"{mark}: peak RSS {item['rss_mib']:.1f} MiB at {item['in_bytes'] / 1e6:,.0f} MB of JSONL "
                      f"(raw {'on' if item['raw'] else 'off'}; goal < 64 MiB)")
+    for item in rss_json:
+        for key in ("streamed", "mapc run"):
+            mib = item[key]["rss_mib"]
+            lines.append(f"{'met' if mib < 64 else 'MISSED'}: peak RSS {mib:.1f} MiB ({key}) at "
+                         f"{item['in_bytes'] / 1e6:,.0f} MB of eval log (goal < 64 MiB)")
+    for item in startup:
+        if "probe" in item["name"]:
+            lines.append(f"{'met' if item['wall_ms'] < 60 else 'MISSED'}: {item['name']} {item['wall_ms']:.0f} ms "
+                         f"wall, {item['cpu_ms']:.0f} ms CPU (goal < 60 ms wall)")
     for b in builds:
         mark = "met" if b["no_validate_wall"] < 1.0 else "MISSED"
         lines.append(f"{mark}: mapc build --target {b['target']} --no-validate {b['no_validate_wall']:.2f}s wall "
@@ -554,6 +571,134 @@ def limits_table(results: list[dict]) -> str:
     return "\n".join(out)
 
 
+# -- peak RSS of JSON documents -----------------------------------------------------------------
+def whole_document_plugin(plugin: Path, work: Path) -> Path:
+    """A copy of ``plugin`` that parses every document whole (as adapters did before streaming):
+    the same code with the streaming threshold out of reach."""
+    copy = work / (plugin.name + "-whole")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(plugin, copy)
+    runtime = copy / "mapc_runtime.py" if (copy / "mapc_runtime.py").exists() else copy / "adapter.py"
+    text = runtime.read_text(encoding="utf-8")
+    if "\nSTREAM_ABOVE_BYTES = " not in text:
+        raise SystemExit(f"{runtime}: no STREAM_ABOVE_BYTES to change")
+    runtime.write_text(text.replace("\nSTREAM_ABOVE_BYTES = ", "\nSTREAM_ABOVE_BYTES = 1 << 62  # ", 1),
+                       encoding="utf-8")
+    return copy
+
+
+def rss_json_series(sizes: list[int], whole_max: int, work: Path, plugin: Path, log) -> list[dict]:
+    """Peak RSS of the generated eval-log adapter (streamed), of the same adapter parsing the
+    document whole (up to ``whole_max`` bytes), and of `mapc run`, over growing documents.
+    Every run must print the same records (count, head and tail) before it is reported."""
+    whole_plugin = whole_document_plugin(plugin, work)
+    fmt = FORMATS["json"]
+    results = []
+    for size in sizes:
+        trace = work / f"rss-{size}.json"
+        events, written = traces.write_eval_log_of_size(trace, size)
+        runs = {"streamed": run_process(adapter_argv("generated", fmt, trace, plugin, work))}
+        runs["mapc run"] = run_process([PYTHON, "-m", "mapc.cli", "run", str(fmt.folder / "spec.yaml"),
+                                        str(trace)], cwd=ROOT)
+        if written <= whole_max:
+            runs["whole"] = run_process(adapter_argv("generated", fmt, trace, whole_plugin, work))
+        same = all(r.lines == runs["streamed"].lines and r.head == runs["streamed"].head
+                   and r.tail == runs["streamed"].tail for r in runs.values())
+        item = {"in_bytes": written, "events": events, "same": same,
+                **{k: {"rss_mib": r.rss_kib / 1024, "cpu": r.cpu, "wall": r.wall} for k, r in runs.items()}}
+        log(f"  {written / 1e6:,.0f} MB ({events:,} events): " + ", ".join(
+            f"{k} {v['rss_mib']:.1f} MiB cpu {v['cpu']:.1f}s" for k, v in item.items() if isinstance(v, dict))
+            + ("" if same else "  OUTPUT DIFFERS"))
+        results.append(item)
+        trace.unlink()
+    return results
+
+
+def rss_json_table(results: list[dict]) -> str:
+    out = ["| eval log MB | events | streamed: peak RSS MiB | CPU s | parsed whole (before): peak RSS MiB | "
+           "CPU s | `mapc run`: peak RSS MiB | same records |",
+           "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        whole = r.get("whole")
+        out.append(f"| {r['in_bytes'] / 1e6:,.0f} | {r['events']:,} | {r['streamed']['rss_mib']:.1f} | "
+                   f"{r['streamed']['cpu']:.1f} | "
+                   + (f"{whole['rss_mib']:,.1f} | {whole['cpu']:.1f} | " if whole else "not run | | ")
+                   + f"{r['mapc run']['rss_mib']:.1f} | {'yes' if r['same'] else 'NO'} |")
+    return "\n".join(out)
+
+
+# -- start-up ------------------------------------------------------------------------------------
+def import_ms(argv: list[str], cwd: Path | None = None, env: dict | None = None) -> float:
+    """What ``python -X importtime`` says the process's imports took (ms, top-level total)."""
+    done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], capture_output=True, text=True, cwd=cwd,
+                          env=env)
+    total = 0
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line[len("import time:"):].split("|", 2)
+        if not name.startswith(" ") or name.startswith("  "):
+            continue  # only top-level imports: nested ones are inside their cumulative time
+        total += int(cumulative)
+    return total / 1000
+
+
+def startup_times(repeats: int, work: Path, log) -> list[dict]:
+    """Each target's entry point as a whole process: RLViz's `probe` and `stream` of a 10-line
+    trace, RELAI's run.py and the cap-evolve adapter imported; the bare interpreter for scale."""
+    fmt = FORMATS["jsonl"]
+    plugin = build_plugin(fmt, work, validate=False)
+    trace = work / "startup-10.jsonl"
+    traces.write_jsonl(trace, events=10)
+    probe_req = work / "request-probe.json"
+    real = os.path.realpath(trace)
+    probe_req.write_text(json.dumps({"api_version": "rlviz.dev/v1alpha1", "operation": "probe",
+                                     "source": {"path": real, "root": os.path.dirname(real), "kind": "file"},
+                                     "limits": {}}))
+    cases = [("python3 (interpreter only)", [PYTHON, "-c", "pass"], None, None),
+             ("rlviz: adapter.py probe", [PYTHON, str(plugin / "adapter.py"), "probe", "--request", str(probe_req)],
+              None, None),
+             ("rlviz: adapter.py stream (10 lines)", adapter_argv("generated", fmt, trace, plugin, work), None, None)]
+    relai = work / "startup-relai"
+    mapc_build(ROOT / BUILD_SPECS["relai"], "relai", relai, validate=False)
+    run_py = next(relai.rglob("run.py"))
+    cases.append(("relai: import run.py", [PYTHON, "-c", "import run"], run_py.parent, None))
+    capevolve = Path(os.environ.get("MAPC_CAPEVOLVE_DIR", ROOT.parent / "shared" / "upstream" / "cap-evolve"))
+    if (capevolve / "core" / "cap_evolve").is_dir():
+        out = work / "startup-capevolve"
+        mapc_build(ROOT / BUILD_SPECS["cap-evolve"], "cap-evolve", out, validate=False)
+        env = {**os.environ, "PYTHONPATH": str(capevolve / "core")}
+        entry = next(out.rglob("adapter.py"))
+        cases.append(("cap-evolve: import adapter.py (cap_evolve itself included)",
+                      [PYTHON, "-c", "import adapter"], entry.parent, env))
+        cases.append(("cap-evolve: import cap_evolve alone", [PYTHON, "-c", "import cap_evolve"], None, env))
+    else:
+        log(f"  cap-evolve: no cap_evolve package under {capevolve}/core; its entry point is not measured")
+    runs: dict[str, list[Run]] = {name: [] for name, *_ in cases}
+    for _ in range(repeats):
+        for name, argv, cwd, env in cases:
+            runs[name].append(run_process(argv, cwd=cwd, env=env))
+    results = []
+    for name, argv, cwd, env in cases:
+        med = statistics.median
+        item = {"name": name, "wall_ms": med(r.wall for r in runs[name]) * 1000,
+                "cpu_ms": med(r.cpu for r in runs[name]) * 1000, "import_ms": import_ms(argv, cwd, env),
+                "rss_mib": max(r.rss_kib for r in runs[name]) / 1024}
+        log(f"  {name}: wall {item['wall_ms']:.0f} ms, cpu {item['cpu_ms']:.0f} ms, "
+            f"imports {item['import_ms']:.0f} ms")
+        results.append(item)
+    return results
+
+
+def startup_table(results: list[dict]) -> str:
+    out = ["| process | wall ms | CPU ms | imports ms (`-X importtime`) | peak RSS MiB |",
+           "|---|---:|---:|---:|---:|"]
+    for r in results:
+        out.append(f"| {r['name']} | {r['wall_ms']:.0f} | {r['cpu_ms']:.0f} | {r['import_ms']:.0f} | "
+                   f"{r['rss_mib']:.1f} |")
+    return "\n".join(out)
+
+
 # -- docs/performance.md -------------------------------------------------------------------
 def _bullets(lines: list[str]) -> str:
     return "\n".join(f"- {line}" for line in lines)
@@ -597,6 +742,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="runs per measurement (default 3; 1 with --quick)")
     parser.add_argument("--rss", default=None, metavar="SIZES",
                         help="peak RSS of the generated adapter over JSONL sizes, e.g. 10M,100M,1G")
+    parser.add_argument("--rss-json", default=None, metavar="SIZES",
+                        help="peak RSS over eval-log (one JSON document) sizes, e.g. 10M,100M,1G")
+    parser.add_argument("--whole-max", default="300M", metavar="SIZE",
+                        help="largest eval log also run parsed whole, as before streaming (default 300M)")
     parser.add_argument("--limits", action="store_true",
                         help="search the largest JSONL trace within RLViz's 10 s / 32 MiB (raw off and on)")
     parser.add_argument("--only", default=None, help=f"comma-separated sections to run: {', '.join(SECTIONS)}")
@@ -620,6 +769,8 @@ def main(argv: list[str] | None = None) -> int:
         sections.add("rss")
     if args.limits:
         sections.add("limits")
+    if args.rss_json:
+        sections.add("rss-json")
     unknown = sections - set(SECTIONS)
     if unknown:
         parser.error(f"unknown section(s): {', '.join(sorted(unknown))}")
@@ -635,13 +786,15 @@ def main(argv: list[str] | None = None) -> int:
         env_line = machine_line(repeats)
         log(env_line)
         blocks: dict[str, str] = {}
-        rows, problems, rss, builds, limits = [], [], [], [], []
+        rows, problems, rss, builds, limits, rss_json, startup = [], [], [], [], [], [], []
         plugins: dict[str, Path] = {}
-        if sections & {"throughput", "rss", "limits"}:
+        if sections & {"throughput", "rss", "limits", "rss-json"}:
             log("building the generated adapters (mapc build --target rlviz)")
             wanted = formats if "throughput" in sections else []
             for fmt in wanted:
                 plugins[fmt.key] = build_plugin(fmt, work, validate=not quick)
+            if "rss-json" in sections:
+                plugins.setdefault("json", build_plugin(FORMATS["json"], work, validate=not quick))
             if sections & {"rss", "limits"}:
                 plugins.setdefault("jsonl", build_plugin(FORMATS["jsonl"], work, validate=not quick))
                 plugins["jsonl-raw"] = build_plugin(FORMATS["jsonl"], work, raw=True, validate=not quick)
@@ -665,13 +818,29 @@ def main(argv: list[str] | None = None) -> int:
             table = rss_table(rss)
             print("\n## Peak RSS\n\n" + table)
             blocks["rss"] = f"{env_line}\n\n{table}\n\n" + _bullets(goals(rss=rss))
+        if "rss-json" in sections:
+            log("peak RSS over eval-log sizes (one JSON document)")
+            rss_json = rss_json_series([parse_size(s) for s in (args.rss_json or "10M").split(",")],
+                                       parse_size(args.whole_max), work, plugins["json"], log)
+            problems += [f"eval log {r['in_bytes']:,} bytes: the runs printed different records"
+                         for r in rss_json if not r["same"]]
+            table = rss_json_table(rss_json)
+            print("\n## Peak RSS, eval log\n\n" + table)
+            blocks["rss-json"] = f"{env_line}\n\n{table}\n\n" + _bullets(goals(rss_json=rss_json))
+        if "startup" in sections:
+            log("start-up of each target's entry point")
+            startup = startup_times(max(repeats, 10), work, log)
+            table = startup_table(startup)
+            print("\n## Start-up\n\n" + table)
+            blocks["startup"] = (f"{env_line.replace(f'medians of {repeats}', f'medians of {max(repeats, 10)}')}"
+                                 f"\n\n{table}\n\n" + _bullets(goals(startup=startup)))
         if "limits" in sections:
             log("largest JSONL trace within RLViz's limits")
             limits = largest_within_limits(work, plugins, repeats, log)
             table = limits_table(limits)
             print("\n## Within RLViz's limits (10 s, 32 MiB of stdout)\n\n" + table)
             blocks["limits"] = f"{env_line}\n\n{table}"
-        lines = goals(rows, rss, builds)
+        lines = goals(rows, rss, builds, rss_json, startup)
         if lines:
             print("\n## Goals\n\n" + _bullets(lines))
         if doc is not None:

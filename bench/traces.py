@@ -150,3 +150,38 @@ def write_eval_log(path: Path, events: int, seed: int = 11) -> tuple[int, int]:
                     break
         put("]}\n")
     return total, written
+
+
+def write_eval_log_of_size(path: Path, size_bytes: int, seed: int = 11) -> tuple[int, int]:
+    """An eval log of about ``size_bytes`` (fast enough for 1 GB): 500 samples made once,
+    written over and over with new ids (so every case and trajectory id stays unique)."""
+    rng = random.Random(seed)
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    pool = []
+    for _ in range(250):
+        for epoch in (1, 2):
+            sample = _sample(rng, 0, epoch, rng.randint(4, 14))
+            text = encode(sample)
+            assert text.startswith('{"id":0,')
+            pool.append((epoch, text[len('{"id":0,'):].encode(), len(sample["messages"])))
+    head = {"version": 2, "status": "success",
+            "eval": {"task": "bench-eval", "model": "openai/gpt-4o-mini", "created": "2025-01-04T10:00:00+00:00",
+                     "dataset": {"name": "synthetic"}}}
+    total = written = 0
+    sid = 0
+    with open(path, "wb", buffering=1 << 20) as fh:
+        data = (encode(head)[:-1] + ',"samples":[').encode()
+        fh.write(data)
+        written += len(data)
+        while written < size_bytes:
+            for epoch, body, n in pool:
+                sid += epoch == 1
+                data = b'%s{"id":%d,%s' % (b"," if total else b"", sid, body)
+                fh.write(data)
+                written += len(data)
+                total += n
+                if written >= size_bytes and epoch == 2:
+                    break
+        fh.write(b"]}\n")
+        written += 3
+    return total, written
