@@ -359,12 +359,8 @@ class SourceFile:
         members the mapping reads. A small file, or one that is not an object, is parsed
         whole by :meth:`document` (same result, same errors)."""
         size = os.path.getsize(self.path)
-        if size <= self.stream_above:
+        if size <= self.stream_above or size > self.max_bytes:
             return self.document(st)
-        if size > self.max_bytes:
-            raise MappingError(
-                f"source is {size} bytes; this adapter reads at most {self.max_bytes}"
-            )
         reader = JsonDocumentReader(self.path, st)
         doc = reader.top_level(key, needed)
         return self.document(st) if doc is None else doc
@@ -562,8 +558,10 @@ class JsonDocumentReader:
         buf = self.buf
         line = self.lines_before + buf.count("\n", 0, pos) + 1
         k = buf.rfind("\n", 0, pos)
-        column = pos - k if k >= 0 else self.base + pos - self.last_newline
-        return MappingError(f"invalid JSON at line {line} column {column}: {message}")
+        exc = json.JSONDecodeError(message, "", 0)
+        exc.lineno = line
+        exc.colno = pos - k if k >= 0 else self.base + pos - self.last_newline
+        return json_error(exc, "")
 
     def space(self):
         """Skip whitespace; the next character, or "" at the end of the file."""

@@ -95,6 +95,7 @@ DOCUMENTS = [
     '{"eval": 1, "samples": ["\\ud800", "caf\u00e9 \u4e2d \\u00e9\\n"]}',
     '{"eval": 1, "samples": [1e5, -0, 0.1e-2, 10000000000000000000000000000000000000, -1.5E+3]}',
     '{"eval": 1, "samples": [' + "9" * 5000 + "]}",
+    '{"eval": 1, "samples": [1]}\n{"eval": 2, "samples": []}\n',  # JSON Lines read as a document: a hint
     '{"eval": 1, "samples": [' + "[" * 5000 + "]" * 5000 + "]}",
 ]
 RAW_DOCUMENTS = [
