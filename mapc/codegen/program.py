@@ -18,7 +18,7 @@ from mapc import runtime
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.mapping import MappingGenerator
 from mapc.codegen.places import places_source, spec_places
-from mapc.codegen.pysrc import Writer, literal
+from mapc.codegen.pysrc import Writer, literal, module_docstring
 from mapc.spec import ir
 
 
@@ -186,9 +186,7 @@ def module_source(
         if name in sys.stdlib_module_names:
             imports.add(f"import {name}")
     import_lines = sorted(imports, key=lambda s: (s.startswith("from "), s))
-    # wrap first, then escape: a break between a backslash and what it escapes would be a line
-    # continuation, and could end the docstring early
-    doc = '"""' + _fit(docstring.strip()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '\n"""'
+    doc = module_docstring(docstring)
     head = [
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
@@ -224,22 +222,6 @@ def _places(program: Program, body: str) -> str:
     places = {k: v for k, v in program.places.items() if k in named}
     loops = {k: v for k, v in program.loops.items() if k in named}
     return places_source(places, loops) if places or loops else ""
-
-
-def _fit(text: str, width: int = 96) -> str:
-    """Re-wrap the lines of a docstring that are longer than the width (the first line
-    leaves room for the opening quotes); shorter lines and indentation are kept."""
-    import textwrap
-
-    out = []
-    for n, line in enumerate(text.splitlines()):
-        limit = width - 3 if n == 0 else width
-        if len(line) <= limit:
-            out.append(line)
-            continue
-        indent = line[: len(line) - len(line.lstrip())]
-        out += textwrap.wrap(line, limit, subsequent_indent=indent)
-    return "\n".join(out)
 
 
 def load_module(source: str, name: str = "mapc_generated") -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 import unicodedata
 from typing import Any
 
@@ -61,6 +62,55 @@ def docstring_text(text: str, limit: int = 100) -> str:
     return comment_text(text, limit).replace("\\", "\\\\").replace('"', '\\"')
 
 
+def wrap_escaped(text: str, width: int) -> list[str]:
+    """``textwrap.wrap`` for text made by :func:`docstring_text`, never splitting an escape.
+
+    A break between a backslash and the character it escapes would leave a backslash at
+    the end of a line: a line continuation, or an escape of the next line's first character
+    (``\\N`` does not compile, ``\\q`` warns). Text without such a break wraps exactly as
+    ``textwrap.wrap`` wraps it."""
+    return _EscapeWrapper(width).wrap(text)
+
+
+class _EscapeWrapper(textwrap.TextWrapper):
+    def _handle_long_word(self, reversed_chunks, cur_line, cur_len, width):
+        # textwrap's own, with the cut moved off the middle of an escape. Chunks start at an
+        # escape boundary (they are split at spaces and hyphens), and docstring_text writes
+        # only `\\` and `\"` escapes: a cut after an odd run of backslashes splits one.
+        space_left = 1 if width < 1 else width - cur_len
+        chunk = reversed_chunks[-1]
+        end = space_left
+        if self.break_on_hyphens and len(chunk) > space_left:
+            hyphen = chunk.rfind("-", 0, space_left)
+            if hyphen > 0 and any(c != "-" for c in chunk[:hyphen]):
+                end = hyphen + 1
+        run = len(chunk[:end]) - len(chunk[:end].rstrip("\\"))
+        if run % 2:
+            end -= 1
+        if end == 0:
+            if cur_line:
+                return  # the chunk starts the next line, where more of it fits
+            end = 2  # a line one column wide: the escape goes whole
+        cur_line.append(chunk[:end])
+        reversed_chunks[-1] = chunk[end:]
+
+
+def module_docstring(text: str, width: int = 96) -> str:
+    """A module docstring holding ``text`` (spec text in it already one-line safe):
+    lines longer than the width re-wrapped, then escaped, so no break can split an escape
+    and no quote or backslash can end it."""
+    out = []
+    for n, line in enumerate(text.strip().splitlines()):
+        limit = width - 3 if n == 0 else width  # the first line leaves room for the quotes
+        if len(line) <= limit:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line, limit, subsequent_indent=indent)
+    escaped = "\n".join(out).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return '"""' + escaped + '\n"""'
+
+
 def one_line(text: Any) -> str:
     """Spec text (a description) on one line, whitespace collapsed."""
     return " ".join(str(text or "").split())
@@ -68,8 +118,6 @@ def one_line(text: Any) -> str:
 
 def description_lines(text: Any, width: int = 79) -> list[str]:
     """A spec description as a docstring paragraph followed by a blank line ([] if none)."""
-    import textwrap
-
     about = one_line(text)
     return textwrap.wrap(comment_text(about, 2000), width) + [""] if about else []
 
@@ -100,10 +148,8 @@ class Writer:
 
     def docstring(self, text: str) -> None:
         """A docstring (text already made safe with ``docstring_text``), wrapped to the width."""
-        import textwrap
-
         width = max(40, 99 - 4 * self.level)
-        lines = textwrap.wrap(text, width - 6) or [""]
+        lines = wrap_escaped(text, width - 6) or [""]
         if len(lines) == 1:
             self.line(f'"""{lines[0]}"""')
             return

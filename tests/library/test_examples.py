@@ -18,6 +18,7 @@ import sys
 
 import pytest
 from library_support import ROOT, build_all
+from strict_python import compile_strictly
 
 EXAMPLES = {
     # example -> (library spec, candidate file that makes the fake agent worse)
@@ -75,6 +76,12 @@ def test_example_builds_and_validates(example_builds, name, target):
     _, _, result = example_builds[(name, target)]
     assert result.ok, ([d.format() for d in result.diagnostics], result.validation and result.validation.text)
     assert not result.diagnostics.warnings, [d.format() for d in result.diagnostics.warnings]
+    # every generated Python file compiles as `python -W error` compiles it (no invalid escape)
+    _, out, _ = example_builds[(name, target)]
+    python = [rel for rel in result.files if rel.endswith(".py")]
+    assert python
+    for rel in python:
+        compile_strictly((out / rel).read_text(encoding="utf-8"), rel)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -17,6 +17,7 @@ import pytest
 from library_support import AUXILIARY, CORPUS, FORMATS, PAIRS, corpus_files, load_adapter, map_records
 
 from golden import assert_golden
+from strict_python import compile_folder_strictly
 from mapc.library import catalog, library_specs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -44,6 +45,8 @@ def test_library_spec_builds_and_validates_on_its_fixture(library_plugins, name)
     assert result.ok, [d.format() for d in result.diagnostics] + [result.validation and result.validation.text]
     cases = json.loads((plugin / "testdata" / "cases.json").read_text())
     assert cases["cases"] and all(c["expected_format"] == name for c in cases["cases"])
+    # its Python compiles as `python -W error` compiles it (no invalid escape)
+    assert {"adapter.py", "test_adapter.py"} <= set(compile_folder_strictly(plugin))
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}:{Path(p[1]).name}")

@@ -36,6 +36,7 @@ import adversarial as adv
 from golden import assert_golden
 from mapc.spec import load_spec_text
 from security_support import check_diagnostics, drive_capevolve, host_env
+from strict_python import compile_strictly
 
 CORPUS = adv.corpus()
 STRINGS = CORPUS["strings"]
@@ -93,7 +94,7 @@ def test_generated_python_compiles_and_holds_spec_text_only_as_data(builds):
     seen = set()
     for name, path in files.items():
         source = path.read_text(encoding="utf-8")
-        compile(source, name, "exec")
+        compile_strictly(source, name)  # as `python -W error`: no invalid escape either
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             hits = {m for m in MARKERS if m in tok.string}
             if hits:
