@@ -15,6 +15,8 @@ from typing import Iterable
 
 ERROR = "error"
 WARNING = "warning"
+#: Characters of a source line shown under a diagnostic.
+SHOWN_LINE = 120
 
 
 @dataclass(frozen=True)
@@ -49,24 +51,83 @@ class Diagnostic:
         text = f"{self.location()}: {self.severity}[{self.code}]{where} {self.message}"
         if source_lines is not None and self.line is not None and 0 < self.line <= len(source_lines):
             src = source_lines[self.line - 1].rstrip("\n")
+            column = self.column
+            if len(src) > SHOWN_LINE:  # a window around the column, not megabytes of one line
+                start = max(0, min((column or 1) - 1 - SHOWN_LINE // 2, len(src) - SHOWN_LINE))
+                cut = src[start : start + SHOWN_LINE]
+                src = ("…" if start else "") + cut + ("…" if start + SHOWN_LINE < len(src) else "")
+                column = None if column is None else column - start + (1 if start else 0)
             text += f"\n  {self.line:>4} | {src}"
-            if self.column is not None:
-                pad = "".join("\t" if ch == "\t" else " " for ch in src[: self.column - 1])
+            if column is not None:
+                pad = "".join("\t" if ch == "\t" else " " for ch in src[: column - 1])
                 text += f"\n       | {pad}^"
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
 
 
+def shown(value, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters: a spec value may be megabytes."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: Errors (and, separately, warnings) reported for one spec. Past this many the rest are
+#: the same mistake repeated; the spec stages stop early (:class:`Findings`), so a spec with
+#: a hundred thousand mistakes is checked as fast as one with a hundred.
+MAX_REPORTED = 100
+
+
+class TooManyErrors(Exception):
+    """Raised by :class:`Findings` when a stage has found more errors than are reported."""
+
+
+class Findings(list):
+    """One stage's diagnostics: appending error number MAX_REPORTED + 1 stops the stage."""
+
+    def __init__(self, items: Iterable[Diagnostic] = ()):
+        super().__init__()
+        self.error_count = 0
+        self.extend(items)
+
+    def append(self, diag: Diagnostic) -> None:
+        super().append(diag)
+        if diag.is_error:
+            self.error_count += 1
+            if self.error_count > MAX_REPORTED:
+                raise TooManyErrors()
+
+    def extend(self, diags: Iterable[Diagnostic]) -> None:
+        for d in diags:
+            self.append(d)
+
+
 @dataclass
 class Diagnostics:
-    """An ordered collection that stages append to."""
+    """An ordered collection that stages append to; a repeated diagnostic is kept once.
+
+    With ``limit``, at most that many errors and that many warnings are kept; the first
+    error past it is replaced by one ``too_many_errors`` error at its place."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    limit: int | None = None
+    _seen: set = field(default_factory=set, init=False, repr=False, compare=False)
+    _counts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def add(self, diag: Diagnostic) -> None:
-        if diag not in self.items:
-            self.items.append(diag)
+        if diag in self._seen:  # a set: a list scan made 10,000 findings take minutes
+            return
+        self._seen.add(diag)
+        if self.limit is not None:
+            count = self._counts.get(diag.severity, 0)
+            self._counts[diag.severity] = count + 1
+            if count == self.limit and diag.is_error:
+                diag = Diagnostic(code="too_many_errors", message=f"more than {self.limit} errors; "
+                                  "checking stopped here", file=diag.file, line=diag.line,
+                                  column=diag.column, path=diag.path, hint="fix these and check again")
+            elif count >= self.limit:
+                return
+        self.items.append(diag)
 
     def extend(self, diags: Iterable[Diagnostic]) -> None:
         for d in diags:

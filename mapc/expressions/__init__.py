@@ -15,12 +15,13 @@ generated code never imports ``jmespath``.
 from __future__ import annotations
 
 import functools
+import types
 
 from mapc import runtime as _runtime
 from mapc.runtime import jmespath_rt as _rt
 
 from .checks import CheckContext, check
-from .compiler import FunctionCompiler, InlineCompiler, helpers_in, literal_source
+from .compiler import FunctionCompiler, InlineCompiler, _runtime_units as _runtime_unit_names, helpers_in, literal_source
 from .errors import ERROR_KINDS, ExpressionError
 from .functions import FUNCTIONS, FunctionSignature, Param
 from .parser import parse
@@ -80,7 +81,7 @@ class CompiledExpression:
 
     def __init__(self, text: str, ast: dict, *, body: list[str], helpers: tuple[str, ...],
                  variables: tuple[str, ...], functions: tuple[str, ...],
-                 constant: tuple[bool, object], boolean: bool = False):
+                 constant: tuple[bool, object], boolean: bool = False, code=None):
         self.text = text
         self.variables = variables
         self.functions = functions
@@ -96,8 +97,8 @@ class CompiledExpression:
         self._ast = ast
         self._body = body
         ns = dict(_runtime_namespace(helpers))
-        # the very function text that python_source shows
-        exec(compile(self._module_function(), "<mapc-expression>", "exec"), ns)
+        # the very function text that python_source shows (``code``: already compiled from it)
+        exec(code or _module_code(self._module_function()), ns)
         self._function = ns["expression"]
         #: The compiled function itself, ``evaluate(data, scope)``: the fastest way to call it.
         self.evaluate = self._function
@@ -134,9 +135,7 @@ class CompiledExpression:
         return "\n\n\n".join(parts) + "\n"
 
     def _module_function(self) -> str:
-        return self.function_source("expression").replace(
-            "def expression(data, scope):", "def expression(data, scope=None):", 1
-        )
+        return _module_function(self._body)
 
     def inline_source(self, data_var: str = "data", scope_var: str = "scope") -> str | None:
         """A single Python expression computing the value, for simple expressions.
@@ -168,6 +167,24 @@ class CompiledExpression:
         return e.src, helpers_in(e.src)
 
 
+def _module_function(body: list[str]) -> str:
+    lines = ["def expression(data, scope=None):"] + [("    " + line) if line else "" for line in body]
+    return "\n".join(lines) + "\n"
+
+
+def _module_code(source: str):
+    return compile(source, "<mapc-expression>", "exec")
+
+
+def _global_names(code) -> set[str]:
+    """Names a compiled function's code looks up (globals and attributes), nested code included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
 def _normalize_variables(variables) -> frozenset[str] | None:
     if variables is None:
         return None
@@ -196,21 +213,22 @@ def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
         ast = check(tree, ctx)
         compiler = FunctionCompiler()
         body = compiler.function_body(ast)
-        source = "def f(data, scope):\n" + "\n".join("    " + line for line in body)
-        compile(source, "<mapc-expression>", "exec")
+        code = _module_code(_module_function(body))  # compiled once: checked here, run below
     except ExpressionError as e:
         raise e.with_text(text) from None
     except (RecursionError, SyntaxError, MemoryError):
         # Python limits nesting (20 nested loops, 100 indentation levels).
         raise ExpressionError("syntax", "the expression is nested too deeply to compile", 0,
                               text=text) from None
-    helpers = helpers_in(source)
+    # the runtime units it calls: every name a unit has is a global the code looks up
+    # (generated code has no attribute or local named like a unit; tests/test_expressions.py)
+    helpers = tuple(sorted(_global_names(code) & _runtime_unit_names()))
     boolean = compiler.result_boolean
     constant: tuple[bool, object] = (False, None)
     if is_constant(ast):
         probe = CompiledExpression(
             text, ast, body=body, helpers=helpers, variables=(), functions=(),
-            constant=(False, None),
+            constant=(False, None), code=code,
         )
         try:
             value = probe(None)
@@ -231,4 +249,5 @@ def _compile(text: str, allowed: frozenset[str] | None) -> CompiledExpression:
         functions=tuple(sorted(ctx.functions)),
         constant=constant,
         boolean=boolean,
+        code=None if constant[0] else code,
     )

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import math
 import re
-import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -145,30 +143,33 @@ _ORDERING = {"lt": ("<", "_jp_lt"), "lte": ("<=", "_jp_le"), "gt": (">", "_jp_gt
              "gte": (">=", "_jp_ge")}
 
 
-_TEMP_NAME = re.compile(r"(v|out|item|expr)([0-9]+)")
+#: A temporary's name, or what may hide one and must be skipped: a string literal
+#: (``repr()`` writes only single-line '...' or "...") or a comment.
+_TEMP_OR_SKIP = re.compile(
+    r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\#[^\n]*|(?<!\w)(v|out|item|expr)([0-9]+)(?!\w)"""
+)
 
 
 def _renumber(lines: list[str]) -> list[str]:
-    """Number temporaries in order of first appearance (v1, v2, ... top to bottom)."""
-    text = "\n".join(lines)
+    """Number temporaries in order of first appearance (v1, v2, ... top to bottom).
+
+    One regular-expression pass (the tokenizer it replaces took most of the time of
+    compiling a long expression)."""
     mapping: dict[str, str] = {}
     counters: dict[str, int] = {}
-    edits = []
-    for tok in tokenize.generate_tokens(io.StringIO(text + "\n").readline):
-        if tok.type != tokenize.NAME:
-            continue
-        m = _TEMP_NAME.fullmatch(tok.string)
-        if not m:
-            continue
-        if tok.string not in mapping:
-            counters[m.group(1)] = counters.get(m.group(1), 0) + 1
-            mapping[tok.string] = f"{m.group(1)}{counters[m.group(1)]}"
-        edits.append((tok.start, tok.end, mapping[tok.string]))
-    out = list(lines)
-    for (row, col), (_, end), new in reversed(edits):
-        line = out[row - 1]
-        out[row - 1] = line[:col] + new + line[end:]
-    return out
+
+    def rename(m: re.Match) -> str:
+        prefix = m.group(1)
+        if prefix is None:
+            return m.group(0)
+        old = m.group(0)
+        new = mapping.get(old)
+        if new is None:
+            counters[prefix] = counters.get(prefix, 0) + 1
+            new = mapping[old] = f"{prefix}{counters[prefix]}"
+        return new
+
+    return _TEMP_OR_SKIP.sub(rename, "\n".join(lines)).split("\n") if lines else []
 
 
 class FunctionCompiler:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mapc.diagnostics import Diagnostics
+from mapc.diagnostics import MAX_REPORTED, Diagnostics
 from mapc.spec import ir
-from mapc.spec.loader import LoadedSpec, load_file, load_text
+from mapc.spec.loader import Budget, LoadedSpec, load_file, load_text
 from mapc.spec.schema_check import check_schema
 from mapc.spec.semantic import Builder
 
@@ -35,23 +35,20 @@ def _under(path: str | None, reported: set) -> bool:
     """Whether ``path`` is, or lies inside, a path the schema layer already reported."""
     if path is None:
         return False
-    for r in reported:
-        if r is None:
-            continue
-        if path == r or path.startswith(r + ".") or path.startswith(r + "["):
-            return True
-    return False
+    # the path and each of its ancestors (`a.b[2].c` -> a, a.b, a.b[2]): a set lookup each
+    return path in reported or any(path[:i] in reported for i, ch in enumerate(path) if ch in ".[")
 
 
 def load_spec(path: str | Path) -> tuple[ir.Spec | None, Diagnostics]:
     """Load, validate and lower a spec file. The spec is None when there are errors."""
-    loaded, found = load_file(path)
-    diags = Diagnostics()
+    budget = Budget()  # one for the spec and its whole `extends` chain
+    loaded, found = load_file(path, budget)
+    diags = Diagnostics(limit=MAX_REPORTED)
     diags.extend(found)
     if loaded.data is not None and diags.ok:
         from mapc.spec.compose import resolve_extends  # composition of library specs
 
-        loaded = resolve_extends(loaded, diags)
+        loaded = resolve_extends(loaded, diags, budget=budget)
     spec = _compile(loaded, diags, Path(path).resolve().parent)
     return spec, diags
 
@@ -59,7 +56,7 @@ def load_spec(path: str | Path) -> tuple[ir.Spec | None, Diagnostics]:
 def load_spec_text(text: str, file: str = "<spec>", base_dir: str | Path = ".") -> tuple[ir.Spec | None, Diagnostics]:
     """Same as :func:`load_spec` for text already in memory (tests, fuzzing)."""
     loaded, found = load_text(text, file)
-    diags = Diagnostics()
+    diags = Diagnostics(limit=MAX_REPORTED)
     diags.extend(found)
     spec = _compile(loaded, diags, Path(base_dir).resolve())
     return spec, diags

@@ -28,7 +28,7 @@ from typing import Any
 
 from mapc.diagnostics import Diagnostics
 from mapc.library import library_specs
-from mapc.spec.loader import LoadedSpec, load_file
+from mapc.spec.loader import Budget, LoadedSpec, load_file
 from mapc.spec.schema import NAME_PATTERN
 
 #: Top-level keys whose mappings merge recursively (RFC 7386 merge patch).
@@ -73,8 +73,12 @@ def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | Non
     return path, None, None
 
 
-def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, ...] = ()) -> LoadedSpec:
-    """The spec with its `extends` chain applied; problems go to ``diags``."""
+def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, ...] = (),
+                    budget: Budget | None = None) -> LoadedSpec:
+    """The spec with its `extends` chain applied; problems go to ``diags``.
+
+    ``budget``: what the project's own load left; every base spends from it (one budget for the
+    whole chain, so sixteen files cost no more than one spec at the limits)."""
     data = loaded.data
     if not isinstance(data, dict) or "extends" not in data:
         for path, tag in loaded.tags.items():
@@ -101,7 +105,8 @@ def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, .
     if len(chain) >= MAX_DEPTH:
         diags.add(loaded.diag("extends_too_deep", ("extends",), f"`extends` chain is longer than {MAX_DEPTH} specs"))
         return loaded
-    base, found = load_file(path)
+    budget = budget or Budget()
+    base, found = load_file(path, budget)
     if found or base.data is None:
         diags.extend(found)
         if base.data is None:
@@ -111,7 +116,7 @@ def resolve_extends(loaded: LoadedSpec, diags: Diagnostics, _chain: tuple[str, .
     if not isinstance(base.data, dict):
         diags.add(base.diag("wrong_type", (), "a spec must be a mapping of keys"))
         return loaded
-    base = resolve_extends(base, diags, chain)
+    base = resolve_extends(base, diags, chain, budget)
     return merge(base, loaded, diags)
 
 

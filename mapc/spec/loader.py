@@ -12,34 +12,54 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
-from mapc.diagnostics import Diagnostic, format_path
+from mapc.diagnostics import Diagnostic, Findings, TooManyErrors, format_path, shown
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024
-MAX_NODES = 200_000
+MAX_NODES = 50_000
+#: Characters of keys and scalars once aliases are expanded (each use of an alias counts):
+#: the data a spec can make later stages hold, digest and write is no larger than its text.
+MAX_EXPANDED_CHARS = MAX_SPEC_BYTES
 MAX_DEPTH = 64
 #: YAML tags a spec may use (docs/spec-reference.md): ``!override`` replaces an inherited value
 #: instead of merging into it (`extends`); ``!keep_nulls`` keeps the null members of a mapping.
 TAGS = ("!override", "!keep_nulls")
 _STANDARD_TAG = "tag:yaml.org,2002:"
+#: Positions inside a scalar are found up to this length; a longer one is pointed at as a whole.
+MAX_LOCATED_SCALAR = 64 * 1024
+#: libyaml parses about ten times faster than PyYAML's Python parser; both give the same events.
+_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: What YAML refuses outright (PyYAML's and libyaml's reader agree on this set).
+_NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_STR_TAG = "tag:yaml.org,2002:str"
 
 PathT = tuple  # tuple[str | int, ...]
 
 
-@dataclass(frozen=True)
-class Mark:
+@dataclass
+class Budget:
+    """What loading may still consume: one budget is shared by a spec and its `extends` chain,
+    so sixteen files cost no more than one spec at the limits."""
+
+    bytes: int = MAX_SPEC_BYTES
+    nodes: int = MAX_NODES  # each use of an alias counts again
+    chars: int = MAX_EXPANDED_CHARS  # of keys and scalars, likewise
+
+
+class Mark(NamedTuple):  # a tuple: one is made per node, and that is most of loading
     file: str
     line: int  # 1-based
     column: int  # 1-based
 
 
-@dataclass
-class _Scalar:
+class _Scalar(NamedTuple):
     file: str
     start: int  # buffer index of the first character of the node (quote included)
     end: int
@@ -92,8 +112,8 @@ class LoadedSpec:
         """Where character ``offset`` of the scalar value at ``path`` sits in its file."""
         path = tuple(path)
         sc = self.scalars.get(path)
-        if sc is None or sc.file not in self.texts:
-            return self.mark(path)
+        if sc is None or sc.file not in self.texts or sc.end - sc.start > MAX_LOCATED_SCALAR:
+            return self.mark(path)  # (mapping an offset walks the scalar: not megabytes of it)
         text, starts = self.texts[sc.file]
         index = _value_offset_to_index(text, sc, offset)
         line = bisect.bisect_right(starts, index) - 1
@@ -146,10 +166,11 @@ def _value_offset_to_index(text: str, sc: _Scalar, offset: int) -> int:
 
 
 class _Builder:
-    def __init__(self, spec: LoadedSpec, diags: list[Diagnostic]):
+    def __init__(self, spec: LoadedSpec, diags: list[Diagnostic], budget: Budget):
         self.spec = spec
         self.diags = diags
-        self.count = 0
+        self.budget = budget  # spent as nodes and characters are built
+        self.active: set = set()
         self.constructor = yaml.SafeLoader("")
 
     def mark_of(self, node) -> Mark:
@@ -162,14 +183,14 @@ class _Builder:
                        path=format_path(path) or None, hint=hint)
         )
 
-    def build(self, node, path: PathT, depth: int = 0, active: frozenset = frozenset()) -> Any:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise _TooLarge()
+    def build(self, node, path: PathT, depth: int = 0) -> Any:
+        self.budget.nodes -= 1
+        if self.budget.nodes < 0:
+            raise _TooLarge("nodes", node.start_mark, path)
         if depth > MAX_DEPTH:
             self.error("spec_too_deep", node, path, f"nesting deeper than {MAX_DEPTH} levels")
             return None
-        if id(node) in active:
+        if node in self.active:
             self.error("recursive_alias", node, path, "a YAML alias refers to itself")
             return None
         self.spec.values[path] = self.mark_of(node)
@@ -179,35 +200,12 @@ class _Builder:
                 node = yaml.ScalarNode(self.constructor.resolve(yaml.ScalarNode, node.value, (node.style is None, False)),
                                        node.value, node.start_mark, node.end_mark, node.style)
         if isinstance(node, yaml.MappingNode):
-            out: dict[str, Any] = {}
-            seen: dict[str, Mark] = {}
-            inner = active | {id(node)}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    self.error("unsupported_yaml", key_node, path, "YAML merge keys (<<) are not supported",
-                               hint="repeat the keys, or use `extends:` to build on another spec")
-                    continue
-                if not isinstance(key_node, yaml.ScalarNode):
-                    self.error("invalid_key", key_node, path, "mapping keys must be plain strings")
-                    continue
-                key = self._scalar(key_node, path)
-                if not isinstance(key, str):
-                    key = str(key).lower() if isinstance(key, bool) else str(key)
-                child = path + (key,)
-                km = self.mark_of(key_node)
-                if key in seen:
-                    first = seen[key]
-                    self.error("duplicate_key", key_node, child,
-                               f"key {key!r} appears twice (first at line {first.line})",
-                               hint="remove one of them; YAML would silently keep only the last")
-                    continue
-                seen[key] = km
-                self.spec.keys[child] = km
-                out[key] = self.build(value_node, child, depth + 1, inner)
-            return out
+            return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
-            inner = active | {id(node)}
-            return [self.build(item, path + (i,), depth + 1, inner) for i, item in enumerate(node.value)]
+            self.active.add(node)
+            out = [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+            self.active.discard(node)
+            return out
         self.spec.scalars[path] = _Scalar(self.spec.file, node.start_mark.index, node.end_mark.index, node.style)
         return self._scalar(node, path)
 
@@ -225,7 +223,47 @@ class _Builder:
         node.tag = None
         return True
 
+    def _mapping(self, node, path: PathT, depth: int) -> dict:
+        out: dict[str, Any] = {}
+        seen: dict[str, Mark] = {}
+        self.active.add(node)  # the collections being built: an alias to one of them is a cycle
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self.error("unsupported_yaml", key_node, path, "YAML merge keys (<<) are not supported",
+                           hint="repeat the keys, or use `extends:` to build on another spec")
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.error("invalid_key", key_node, path, "mapping keys must be plain strings")
+                continue
+            self.budget.nodes -= 1  # a key is a node too (the composer counts it)
+            key = self._scalar(key_node, path)
+            if not isinstance(key, str):
+                key = str(key).lower() if isinstance(key, bool) else str(key)
+            child = path + (key,)
+            km = self.mark_of(key_node)
+            if key in seen:
+                first = seen[key]
+                self.error("duplicate_key", key_node, child,
+                           f"key {shown(key)} appears twice (first at line {first.line})",
+                           hint="remove one of them; YAML would silently keep only the last")
+                continue
+            seen[key] = km
+            self.spec.keys[child] = km
+            out[key] = self.build(value_node, child, depth + 1)
+        self.active.discard(node)
+        return out
+
     def _scalar(self, node, path: PathT) -> Any:
+        self.budget.chars -= len(node.value)
+        if self.budget.chars < 0:
+            raise _TooLarge("chars", node.start_mark, path)
+        if node.tag == _STR_TAG:  # most scalars: no constructor needed
+            value = node.value
+            if _SURROGATE.search(value):
+                self.error("invalid_character", node, path, "a lone surrogate (\\ud800-\\udfff) is not a character",
+                           hint="write the character itself, or its \\U0001xxxx escape for one beyond U+FFFF")
+                return None
+            return value
         try:
             value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
@@ -242,53 +280,177 @@ class _Builder:
 
 
 class _TooLarge(Exception):
-    pass
+    """The budget ran out: ``what`` ran out (nodes, chars, bytes), at ``mark`` (a YAML mark) and
+    spec path ``path`` when known."""
+
+    def __init__(self, what: str, mark=None, path: PathT = ()):
+        super().__init__(what)
+        self.what, self.mark, self.path = what, mark, path
 
 
-def _too_deep(text: str, file: str) -> Diagnostic:
-    """Where nesting first goes past MAX_DEPTH, found with PyYAML's (iterative) event parser."""
-    depth = 0
-    line = column = 1
+def _too_large(what: str, file: str, mark=None, path: PathT = ()) -> Diagnostic:
+    """``spec_too_large`` where the budget ran out: which limit, and how to stay within it."""
+    message = {
+        "nodes": f"the spec has more than {MAX_NODES} YAML nodes (keys included)",
+        "chars": f"the spec's keys and values hold more than {MAX_EXPANDED_CHARS} characters",
+        "bytes": f"the spec is larger than {MAX_SPEC_BYTES} bytes",
+    }[what]
+    return Diagnostic(code="spec_too_large", message=message + ", counted after alias expansion (each use "
+                      "of an alias counts again) and over the whole `extends` chain; the limit was "
+                      "reached here", file=file,
+                      line=mark.line + 1 if mark is not None else 1,
+                      column=mark.column + 1 if mark is not None else 1, path=format_path(path) or None,
+                      hint="a spec is a few kilobytes: keep data in fixtures or a tasks file, and write a "
+                      "long text once instead of aliasing it (the limits are fixed: "
+                      "docs/spec-reference.md, Limits)")
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark):
+        self.mark = mark
+
+
+def _compose(text: str, parser=None, max_nodes: int = MAX_NODES) -> list:
+    """YAML text -> the node of each document, composed from parser events without recursion.
+
+    Equivalent to PyYAML's composer (same nodes, tags, marks and errors) but bounded while it
+    reads: it stops at the first collection nested deeper than MAX_DEPTH and after ``max_nodes``
+    nodes, so neither a deep nor a long document costs more than those bounds allow.
+    """
+    loader = (parser or _PARSER)(text)
+    resolve = loader.resolve
+    docs: list = []
+    stack: list = []  # open collections, innermost last
+    keys: list = []  # per open mapping: its pending key node, or None
+    anchors: dict = {}
+    count = 0
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    line, column = event.start_mark.line + 1, event.start_mark.column + 1
-                    break
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
-    except yaml.YAMLError:
-        pass
-    return Diagnostic(code="spec_too_deep", message=f"nesting deeper than {MAX_DEPTH} levels", file=file,
-                      line=line, column=column, hint="a spec needs only a few levels; flatten this value")
+        while loader.check_event():
+            event = loader.get_event()
+            kind = type(event)
+            if kind is yaml.AliasEvent:
+                node = anchors.get(event.anchor)
+                if node is None:
+                    raise yaml.composer.ComposerError(None, None, f"found undefined alias {event.anchor!r}",
+                                                      event.start_mark)
+            elif kind in (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent):
+                count += 1
+                if count > max_nodes:
+                    raise _TooLarge("nodes", event.start_mark, _open_path(stack, keys))
+                anchor = event.anchor
+                if anchor is not None and anchor in anchors:
+                    raise yaml.composer.ComposerError(
+                        f"found duplicate anchor {anchor!r}; first occurrence", anchors[anchor].start_mark,
+                        "second occurrence", event.start_mark)
+                tag = event.tag
+                if kind is yaml.ScalarEvent:
+                    if tag is None or tag == "!":
+                        tag = resolve(yaml.ScalarNode, event.value, event.implicit)
+                    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style or None)
+                else:
+                    if len(stack) > MAX_DEPTH:
+                        raise _TooDeep(event.start_mark)
+                    node_type = yaml.SequenceNode if kind is yaml.SequenceStartEvent else yaml.MappingNode
+                    if tag is None or tag == "!":
+                        tag = resolve(node_type, None, event.implicit)
+                    node = node_type(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                if anchor is not None:
+                    anchors[anchor] = node
+            elif kind in (yaml.SequenceEndEvent, yaml.MappingEndEvent):
+                stack.pop().end_mark = event.end_mark
+                keys.pop()
+                continue
+            else:
+                if kind is yaml.DocumentEndEvent:
+                    anchors = {}
+                continue
+            # attach the node to its parent (or make it a document)
+            if not stack:
+                docs.append(node)
+            elif keys[-1] is not None:
+                stack[-1].value.append((keys[-1], node))
+                keys[-1] = None
+            elif isinstance(stack[-1], yaml.MappingNode):
+                keys[-1] = node
+            else:
+                stack[-1].value.append(node)
+            if kind is not yaml.ScalarEvent and kind is not yaml.AliasEvent:
+                stack.append(node)
+                keys.append(None)
+    finally:
+        loader.dispose()
+    return docs
 
 
-def _reader_error(exc, spec: LoadedSpec, file: str) -> Diagnostic:
-    """A located diagnostic for a character YAML refuses (PyYAML gives a buffer position)."""
-    index = exc.position if isinstance(exc.position, int) and 0 <= exc.position <= len(spec.text) else 0
+def _open_path(stack: list, keys: list) -> PathT:
+    """The spec path of the node ``_compose`` is adding (for a diagnostic)."""
+    path: list = []
+    for depth, node in enumerate(stack):
+        innermost = depth == len(stack) - 1
+        if isinstance(node, yaml.MappingNode):  # the pending key, or the key of the open child
+            key = keys[depth] if innermost else (node.value[-1][0] if node.value else None)
+            if key is None:
+                break  # the node is a key itself
+            path.append(key.value if isinstance(key, yaml.ScalarNode) else "?")
+        else:
+            path.append(len(node.value) - (0 if innermost else 1))
+    return tuple(path)
+
+
+def _invalid_character(spec: LoadedSpec, file: str, index: int, char: str) -> Diagnostic:
+    """A located diagnostic for a character YAML refuses."""
     starts = spec.texts[file][1]
     line = bisect.bisect_right(starts, index) - 1
-    char = exc.character
-    what = f"U+{char:04X}" if isinstance(char, int) else repr(char)
     return Diagnostic(
-        code="invalid_character", message=f"the character {what} is not allowed in YAML", file=file,
+        code="invalid_character", message=f"the character U+{ord(char):04X} is not allowed in YAML", file=file,
         line=line + 1, column=index - starts[line] + 1,
         hint="remove it; inside a double-quoted string write it as an escape such as \\u0008 or \\t",
     )
 
 
-def load_text(text: str, file: str) -> tuple[LoadedSpec, list[Diagnostic]]:
-    """Parse YAML text; returns the spec (``data`` None on failure) and diagnostics."""
+def _line_starts(text: str) -> list[int]:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def load_text(text: str, file: str, budget: Budget | None = None) -> tuple[LoadedSpec, list[Diagnostic]]:
+    """Parse YAML text; returns the spec (``data`` None on failure) and diagnostics.
+
+    ``budget`` (a fresh one by default) is spent by what is built."""
+    budget = budget or Budget()
     spec = LoadedSpec(file=file, text=text)
-    spec.texts[file] = (text, [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"])
+    spec.texts[file] = (text, _line_starts(text))
     diags: list[Diagnostic] = []
+    bad = _NON_PRINTABLE.search(text)
+    if bad:  # control characters (ESC, NUL...) and lone surrogates
+        diags.append(_invalid_character(spec, file, bad.start(), bad.group()))
+        return spec, diags
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        try:
+            nodes = _compose(text, max_nodes=budget.nodes)
+        except yaml.MarkedYAMLError as exc:
+            if "maximum nesting depth" not in str(exc.problem):
+                raise
+            # libyaml reads ahead and stops at its own limit (1000 levels): PyYAML's parser
+            # finds the first node deeper than ours
+            nodes = _compose(text, yaml.SafeLoader, max_nodes=budget.nodes)
+    except _TooDeep as exc:
+        diags.append(Diagnostic(code="spec_too_deep", message=f"nesting deeper than {MAX_DEPTH} levels", file=file,
+                                line=exc.mark.line + 1, column=exc.mark.column + 1,
+                                hint="a spec needs only a few levels; flatten this value"))
+        return spec, diags
+    except _TooLarge as exc:
+        diags.append(_too_large(exc.what, file, exc.mark, exc.path))
+        return spec, diags
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or str(exc)
         context = f" ({exc.context})" if exc.context else ""
+        if "invalid Unicode character escape" in problem:  # libyaml refuses \ud800: say it as PyYAML's path does
+            diags.append(Diagnostic(code="invalid_character", message=f"invalid YAML: {problem}{context}", file=file,
+                                    line=(mark.line + 1) if mark else 1, column=(mark.column + 1) if mark else 1,
+                                    hint="escapes name characters: \\u0041, or \\U0001F600 beyond U+FFFF; "
+                                    "surrogates (\\ud800-\\udfff) are not characters"))
+            return spec, diags
         diags.append(
             Diagnostic(
                 code="yaml_syntax",
@@ -301,17 +463,14 @@ def load_text(text: str, file: str) -> tuple[LoadedSpec, list[Diagnostic]]:
             )
         )
         return spec, diags
-    except RecursionError:  # PyYAML composes nodes recursively: a few hundred levels exhaust the stack
-        diags.append(_too_deep(text, file))
-        return spec, diags
-    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (control characters)
-        diags.append(_reader_error(exc, spec, file))
-        return spec, diags
     except yaml.YAMLError as exc:
         diags.append(Diagnostic(code="yaml_syntax", message=f"invalid YAML: {' '.join(str(exc).split())}",
                                 file=file, line=1, column=1))
         return spec, diags
-    nodes = [n for n in nodes if n is not None]
+    except ValueError:  # PyYAML's own parser (no libyaml) on an escape beyond U+10FFFF
+        diags.append(Diagnostic(code="invalid_character", message="an escape names no Unicode character",
+                                file=file, line=1, column=1, hint="escapes go up to \\U0010FFFF"))
+        return spec, diags
     if not nodes:
         diags.append(Diagnostic(code="empty_spec", message="the spec is empty", file=file, line=1, column=1,
                                 hint="start from `mapc init --from SAMPLE` or an example under examples/"))
@@ -321,18 +480,21 @@ def load_text(text: str, file: str) -> tuple[LoadedSpec, list[Diagnostic]]:
         diags.append(Diagnostic(code="multiple_documents", message="a spec file holds one YAML document",
                                 file=file, line=second.start_mark.line + 1, column=1,
                                 hint="remove the `---` separator and what follows, or split the file"))
-    builder = _Builder(spec, diags)
+    findings = Findings(diags)  # stops building past MAX_REPORTED errors
+    builder = _Builder(spec, findings, budget)
     try:
         spec.data = builder.build(nodes[0], ())
-    except _TooLarge:
-        diags.append(Diagnostic(code="spec_too_large", message=f"more than {MAX_NODES} YAML nodes",
-                                file=file, line=1, column=1))
+    except _TooLarge as exc:
         spec.data = None
-    return spec, diags
+        return spec, list(findings) + [_too_large(exc.what, spec.file, exc.mark, exc.path)]
+    except TooManyErrors:
+        spec.data = None
+    return spec, list(findings)
 
 
-def load_file(path: str | Path) -> tuple[LoadedSpec, list[Diagnostic]]:
+def load_file(path: str | Path, budget: Budget | None = None) -> tuple[LoadedSpec, list[Diagnostic]]:
     """Read and parse a spec file, turning I/O problems into diagnostics."""
+    budget = budget or Budget()
     p = Path(path)
     name = str(path)
     try:
@@ -341,12 +503,18 @@ def load_file(path: str | Path) -> tuple[LoadedSpec, list[Diagnostic]]:
                 Diagnostic(code="not_a_file", message=f"{name} is a directory, not a spec file", file=name)
             ]
         size = p.stat().st_size
-        if size > MAX_SPEC_BYTES:
+        if size > budget.bytes:
+            if budget.bytes < MAX_SPEC_BYTES:  # earlier files of an `extends` chain used the rest
+                return LoadedSpec(file=name, text=""), [_too_large("bytes", name)]
             return LoadedSpec(file=name, text=""), [
                 Diagnostic(code="spec_too_large", message=f"spec is {size} bytes; the limit is {MAX_SPEC_BYTES}", file=name,
                            line=1, column=1, hint="a spec is a few kilobytes; keep data in fixtures or tasks files")
             ]
-        raw = p.read_bytes()
+        with p.open("rb") as stream:  # no more than was measured, should the file grow meanwhile
+            raw = stream.read(budget.bytes + 1)
+        if len(raw) > budget.bytes:
+            return LoadedSpec(file=name, text=""), [_too_large("bytes", name)]
+        budget.bytes -= len(raw)
     except FileNotFoundError:
         return LoadedSpec(file=name, text=""), [
             Diagnostic(code="file_not_found", message=f"spec file not found: {name}", file=name)
@@ -365,4 +533,4 @@ def load_file(path: str | Path) -> tuple[LoadedSpec, list[Diagnostic]]:
             Diagnostic(code="invalid_encoding", message=f"the spec is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
                        file=name, line=line, column=column, hint="save the file as UTF-8")
         ]
-    return load_text(text, name)
+    return load_text(text, name, budget)

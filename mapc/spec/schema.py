@@ -42,6 +42,8 @@ SEMVER_PATTERN = (
     r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
     r"(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
 )
+#: A spec names a few fixtures; each is resolved, hashed and copied.
+MAX_FIXTURES = 100
 VARIABLE_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
@@ -486,7 +488,7 @@ def build_schema() -> dict[str, Any]:
             ),
             "tasks": tasks,
             "agent": agent,
-            "fixtures": {"type": "array", "items": fixture, "description": "Small sample traces (relative to the spec) used to test the adapter."},
+            "fixtures": {"type": "array", "items": fixture, "maxItems": MAX_FIXTURES, "description": "Small sample traces (relative to the spec) used to test the adapter."},
             "tests": {
                 "type": "array",
                 "items": test_case,

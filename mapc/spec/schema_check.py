@@ -9,16 +9,19 @@ offending key or value, with a did-you-mean where a name was mistyped.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+import itertools
+from typing import Any, Iterable, Iterator
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from mapc.diagnostics import Diagnostic
+from mapc.diagnostics import MAX_REPORTED, Diagnostic, shown
 from mapc.spec.loader import LoadedSpec
 from mapc.spec.schema import NAME_PATTERN, SCHEMA, SEMVER_PATTERN, VARIABLE_PATTERN
 
 _VALIDATOR = Draft202012Validator(SCHEMA)
+#: jsonschema errors translated at most (one error can become several diagnostics).
+MAX_SCHEMA_ERRORS = 10 * MAX_REPORTED
 
 _JSON_TYPES = {
     dict: "a mapping",
@@ -42,7 +45,13 @@ _PATTERN_TEXT = {
 
 def suggest(word: str, candidates: Iterable[str]) -> str | None:
     """``did you mean 'x'?`` for the closest candidate, if one is close."""
-    match = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    names = sorted(set(candidates))
+    # difflib's ratio is 2*matches/(len(word)+len(name)) <= 2*len(name)/(len(word)+len(name)):
+    # a word over 2.4 times longer than every name cannot reach the cutoff (and would cost
+    # time in proportion to its length, megabytes in a hostile spec)
+    if not names or len(word) * 3 > 7 * max(map(len, names)):
+        return None
+    match = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
     return f"did you mean {match[0]!r}?" if match else None
 
 
@@ -88,22 +97,23 @@ def _resolve(schema: dict) -> dict:
     return schema
 
 
-def _translate(err: ValidationError, spec: LoadedSpec) -> list[Diagnostic]:
+def _unknown_keys(inst: dict, allowed: list, path: tuple, spec: LoadedSpec) -> Iterator[Diagnostic]:
+    for key in inst:
+        if key in allowed:
+            continue
+        hint = suggest(key, allowed)
+        if hint is None and allowed:
+            hint = "allowed keys here: " + ", ".join(allowed)
+        yield spec.diag("unknown_key", path + (key,), f"unknown key {shown(key)}", hint=hint, key=True)
+
+
+def _translate(err: ValidationError, spec: LoadedSpec) -> Iterable[Diagnostic]:
     path = tuple(err.absolute_path)
     kw = err.validator
     inst = err.instance
     schema = err.schema
-    if kw == "additionalProperties":
-        allowed = list(schema.get("properties", {}))
-        out = []
-        for key in inst:
-            if key in allowed:
-                continue
-            hint = suggest(key, allowed)
-            if hint is None and allowed:
-                hint = "allowed keys here: " + ", ".join(allowed)
-            out.append(spec.diag("unknown_key", path + (key,), f"unknown key {key!r}", hint=hint, key=True))
-        return out
+    if kw == "additionalProperties":  # lazily: the caller stops after MAX_REPORTED
+        return _unknown_keys(inst, list(schema.get("properties", {})), path, spec)
     if kw == "required":
         missing = [k for k in err.validator_value if k not in inst]
         return [
@@ -122,17 +132,17 @@ def _translate(err: ValidationError, spec: LoadedSpec) -> list[Diagnostic]:
         options = [str(o) for o in err.validator_value]
         hint = suggest(str(inst), options) if isinstance(inst, str) else None
         return [spec.diag("invalid_value", path,
-                          f"{inst!r} is not one of: " + ", ".join(options), hint=hint)]
+                          f"{shown(inst)} is not one of: " + ", ".join(options), hint=hint)]
     if kw == "const":
-        return [spec.diag("invalid_value", path, f"must be {err.validator_value!r}, got {inst!r}",
+        return [spec.diag("invalid_value", path, f"must be {err.validator_value!r}, got {shown(inst)}",
                           hint=f"set it to {err.validator_value!r}")]
     if kw == "pattern":
         text, hint = _PATTERN_TEXT.get(err.validator_value, (f"must match {err.validator_value}", None))
         code = "invalid_name" if err.validator_value == NAME_PATTERN else "invalid_value"
-        return [spec.diag(code, path, f"{inst!r} {text}", hint=hint)]
+        return [spec.diag(code, path, f"{shown(inst)} {text}", hint=hint)]
     if kw == "propertyNames":
         bad = err.instance
-        return [spec.diag("invalid_name", path, f"{bad!r} is not a valid name here", key=True,
+        return [spec.diag("invalid_name", path, f"{shown(bad)} is not a valid name here", key=True,
                           hint="names must be identifiers: letters, digits, `_`, not starting with a digit")]
     if kw in ("minLength",):
         return [spec.diag("empty_value", path, "must not be empty")]
@@ -142,7 +152,7 @@ def _translate(err: ValidationError, spec: LoadedSpec) -> list[Diagnostic]:
         return [spec.diag("invalid_value", path, f"allows at most {err.validator_value} item(s)")]
     if kw in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         rel = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[kw]
-        return [spec.diag("out_of_range", path, f"must be {rel} {err.validator_value}, got {inst!r}")]
+        return [spec.diag("out_of_range", path, f"must be {rel} {err.validator_value}, got {shown(inst)}")]
     if kw in ("anyOf", "oneOf"):
         branches = [_resolve(b) for b in err.validator_value]
         matching = [i for i, b in enumerate(branches) if _branch_type_matches(b, inst)]
@@ -151,23 +161,26 @@ def _translate(err: ValidationError, spec: LoadedSpec) -> list[Diagnostic]:
             sub = [e for e in (err.context or []) if e.relative_schema_path and e.relative_schema_path[0] == idx]
             out: list[Diagnostic] = []
             for e in sub:
-                out.extend(_translate(e, spec))
+                out.extend(itertools.islice(_translate(e, spec), MAX_REPORTED + 1))
             if out:
                 return out
         expected = " or ".join(_type_names(b.get("type", "object")) for b in branches)
         desc = schema.get("description")
         return [spec.diag("wrong_type", path, f"expected {expected}, got {_describe(inst)}", hint=desc)]
-    return [spec.diag("invalid_value", path, err.message)]
+    return [spec.diag("invalid_value", path, shown(err.message, 300)[1:-1])]
 
 
 def check_schema(spec: LoadedSpec) -> list[Diagnostic]:
     """Validate ``spec.data`` against the spec schema; [] when it conforms."""
-    out: list[Diagnostic] = []
     if not isinstance(spec.data, dict):
         return [spec.diag("wrong_type", (), f"a spec is a mapping of keys, got {_describe(spec.data)}",
                           hint="start with `mapc: 1`, `name:` and `source:`")]
-    for err in sorted(_VALIDATOR.iter_errors(spec.data), key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
+    # more errors than are reported would only cost time (jsonschema makes each lazily)
+    errors = itertools.islice(_VALIDATOR.iter_errors(spec.data), MAX_SCHEMA_ERRORS)
+    out: dict[Diagnostic, None] = {}  # ordered and duplicate-free in linear time
+    for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.validator)):
         for d in _translate(err, spec):
-            if d not in out:
-                out.append(d)
-    return out
+            out[d] = None
+            if len(out) > MAX_REPORTED:
+                return list(out)
+    return list(out)

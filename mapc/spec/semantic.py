@@ -17,10 +17,11 @@ import string
 from pathlib import Path
 from typing import Any
 
-from mapc.diagnostics import Diagnostic
+from mapc.diagnostics import Diagnostic, Findings, TooManyErrors
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.spec import ir
 from mapc.spec.loader import LoadedSpec
+from mapc.spec.schema import MAX_FIXTURES
 from mapc.spec.schema_check import suggest
 
 LEVELS = ("run", "case", "group", "trajectory")
@@ -33,6 +34,15 @@ RESERVED = frozenset(
 )
 #: Longest expression (or template placeholder) compiled; real specs use well under 1 KiB.
 MAX_EXPRESSION_CHARS = 16 * 1024
+#: All expressions of a spec together, each counted as at least EXPRESSION_MIN_COST characters
+#: (compiling one costs about that much however short it is). The library's largest spec
+#: uses about 4 KiB; this bounds compiling at under a second (bench/hostile_specs.py).
+MAX_SPEC_EXPRESSION_CHARS = 32 * 1024
+EXPRESSION_MIN_COST = 32
+#: A tasks file is read whole, like a sibling file of a trace.
+MAX_TASKS_BYTES = 64 << 20
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89abAB]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 PLACEHOLDERS = ("task_id", "seed", "candidate", "trace", "input_file", "project_root")
 _EXPR_CODES = {
     "syntax": "expression_syntax",
@@ -91,11 +101,16 @@ def tag_problem(tag: str) -> str | None:
 def _digest(data: Any, extra_files: list[Path]) -> str:
     h = hashlib.sha256()
     h.update(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+    hashed: dict[Path, bytes] = {}  # a file named twice is read once
     for f in extra_files:
-        try:
-            h.update(b"\0" + f.name.encode() + b"\0" + hashlib.sha256(f.read_bytes()).hexdigest().encode())
-        except OSError:
-            pass
+        if f not in hashed:
+            try:
+                with open(f, "rb") as stream:  # in chunks: a fixture may be large
+                    hashed[f] = hashlib.file_digest(stream, "sha256").hexdigest().encode()
+            except OSError:
+                hashed[f] = b""
+        if hashed[f]:
+            h.update(b"\0" + f.name.encode() + b"\0" + hashed[f])
     return h.hexdigest()
 
 
@@ -105,8 +120,9 @@ class Builder:
     def __init__(self, spec: LoadedSpec, base_dir: Path):
         self.spec = spec
         self.base_dir = base_dir
-        self.diags: list[Diagnostic] = []
+        self.diags: list[Diagnostic] = Findings()  # stops the build past MAX_REPORTED errors
         self.bound: dict[str, tuple] = {}  # user variable name -> path where bound
+        self.expression_chars = 0  # toward MAX_SPEC_EXPRESSION_CHARS
         self.referenced_files: list[Path] = []
         self.used_tags: set[tuple] = set()
 
@@ -131,6 +147,8 @@ class Builder:
                 "expression_too_long", path, f"the expression is {len(text)} characters long; the limit is "
                 f"{MAX_EXPRESSION_CHARS}", hint="name its parts with `let` variables", mark=self.spec.mark(where)))
             return None
+        if not self.spend(text, path, where):
+            return None
         try:
             compiled = compile_expression(text, variables=frozenset(variables))
         except ExpressionError as exc:
@@ -142,6 +160,20 @@ class Builder:
             return None
         mark = self.spec.mark(where)
         return ir.Expr(text=text, path=path, compiled=compiled, line=mark.line, file=mark.file)
+
+    def spend(self, text: str, path: tuple, where: tuple | None = None) -> bool:
+        """Count ``text`` toward MAX_SPEC_EXPRESSION_CHARS; False (reported once) past it."""
+        before = self.expression_chars
+        self.expression_chars += max(len(text), EXPRESSION_MIN_COST)
+        if self.expression_chars <= MAX_SPEC_EXPRESSION_CHARS:
+            return True
+        if before <= MAX_SPEC_EXPRESSION_CHARS:
+            self.diags.append(self.spec.diag(
+                "expressions_too_large", path, f"the spec's expressions and templates add up to more than "
+                f"{MAX_SPEC_EXPRESSION_CHARS} characters (each counts at least {EXPRESSION_MIN_COST}); "
+                "the rest are not checked", mark=self.spec.mark(where or path),
+                hint="a spec needs a few hundred short expressions at most; keep data in tables or tasks"))
+        return False
 
     def value(self, data: Any, path: tuple, variables) -> ir.Value | None:
         if isinstance(data, str):
@@ -574,11 +606,19 @@ class Builder:
 
     def template(self, text: str, path: tuple, variables) -> tuple | None:
         """Split ``"text {expr} text"`` into parts; ``{{`` and ``}}`` are literal braces."""
+        if not self.spend(text, path):  # templates count like expressions: they are scanned and compiled
+            return None
         parts: list = []
         buf = ""
         i = 0
         ok = True
         while i < len(text):
+            brace = _BRACE.search(text, i)  # jump over plain text
+            if brace is None:
+                buf += text[i:]
+                break
+            buf += text[i : brace.start()]
+            i = brace.start()
             ch = text[i]
             if text.startswith("{{", i) or text.startswith("}}", i):
                 buf += ch
@@ -608,8 +648,6 @@ class Builder:
                     parts.append(e)
                 i = end + 1
                 continue
-            buf += ch
-            i += 1
         if buf:
             parts.append(buf)
         return tuple(parts) if ok else None
@@ -746,6 +784,10 @@ class Builder:
                 return []
             exprs[key] = e
         try:
+            if f.stat().st_size > MAX_TASKS_BYTES:
+                self.error("file_too_large", path + ("from",), f"{rel} is larger than {MAX_TASKS_BYTES} bytes",
+                           hint="a tasks file lists tasks; keep their data in files the tasks name")
+                return []
             text = f.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             self.error("unreadable", path + ("from",), f"cannot read {rel}: {exc}")
@@ -768,11 +810,20 @@ class Builder:
                                          path="tasks.from"))
             return []
         out = []
+        scope = {"tables": dict(self._tables)}  # once: copying the tables per row was rows x tables
+        escapes = _ESCAPED_SURROGATE.search(text) is not None
         for idx, (line, row) in enumerate(rows):
+            if escapes and _SURROGATE.search(json.dumps(row, ensure_ascii=False)):
+                # JSON can escape half a character (\ud800); no file, catalog or trace could hold it
+                self.diags.append(Diagnostic(
+                    code="invalid_character", message=f"{rel}: a lone surrogate (\\ud800-\\udfff) is not a "
+                    "character", file=str(f), line=line or 1, column=1, path=f"tasks.from[{idx}]",
+                    hint="write the character itself, or both halves of its surrogate pair"))
+                continue
             t = {}
             for key, e in exprs.items():
                 try:
-                    t[key] = e.compiled(row, {"tables": dict(self._tables)})
+                    t[key] = e.compiled(row, scope)
                 except Exception as exc:  # a runtime type error in a task expression
                     self.diags.append(Diagnostic(code="task_expression", message=f"{key}: {exc}", file=str(f),
                                                  line=line, path=f"tasks.from[{idx}]"))
@@ -843,7 +894,7 @@ class Builder:
 
     def fixtures(self, data: list | None) -> tuple[ir.Fixture, ...]:
         out = []
-        for i, f in enumerate(data or []):
+        for i, f in enumerate((data or [])[:MAX_FIXTURES]):  # the schema reports any beyond
             spec = {"path": f} if isinstance(f, str) else f
             folder = self.dir_of(("fixtures", i))
             if path_problem(spec["path"]):
@@ -950,11 +1001,19 @@ class Builder:
             return fn()
         try:
             return fn()
+        except TooManyErrors:
+            raise
         except Exception:  # data the schema already rejected; its diagnostics are reported
             return default
 
     def build(self, tolerant: bool = False) -> ir.Spec | None:
         """Build the IR. ``tolerant`` (after schema errors) only collects what it can."""
+        try:
+            return self._build(tolerant)
+        except TooManyErrors:  # enough to report; the rest would cost time, not help
+            return None
+
+    def _build(self, tolerant: bool) -> ir.Spec | None:
         self.tolerant = tolerant
         data = self.spec.data
         self.finite(data, ())
@@ -1057,12 +1116,20 @@ def iter_exprs(value) -> list[ir.Expr]:
     return []
 
 
+_BRACE = re.compile(r"[{}]")
+_PLACEHOLDER_SPECIAL = re.compile(r"[\\'\"`{}]")
+
+
 def _find_close(text: str, start: int) -> int:
     """Index of the `}` closing a template placeholder, skipping JMESPath quotes."""
     depth = 0
     i = start
     quote = None
     while i < len(text):
+        special = _PLACEHOLDER_SPECIAL.search(text, i)  # only these characters matter
+        if special is None:
+            return -1
+        i = special.start()
         ch = text[i]
         if quote:
             if ch == "\\":

@@ -25,6 +25,9 @@ from mapc.spec import load_spec
 from security_support import CASES, check_diagnostics
 
 HOSTILE = CASES / "hostile_specs"
+#: Diagnostics of a spec past one of mapc's limits.
+LIMITS = ("spec_too_large", "spec_too_deep", "too_many_errors", "expressions_too_large", "expression_too_long",
+          "file_too_large")
 CASE_DIRS = sorted(p for p in HOSTILE.iterdir() if (p / "expected.json").is_file())
 
 
@@ -60,6 +63,10 @@ def test_hostile_spec(case, tmp_path, monkeypatch):
     check_diagnostics(diags, spec_file=str(path))
     for d in diags:
         assert d.line is not None and d.column is not None, d.to_dict()
+        if d.code in LIMITS:  # which limit, where it was reached, and what to do
+            assert d.hint and any(ch.isdigit() for ch in d.message), d.to_dict()
+            # (nesting is found while parsing, before there are paths; a file's size before parsing)
+            assert d.path or d.code == "spec_too_deep" or "bytes" in d.message, d.to_dict()
     assert sorted({d.code for d in diags.errors}) == sorted(expected["codes"]), [d.format() for d in diags]
     assert (spec is not None) == (not expected["codes"])
     result = CliRunner().invoke(app, ["check", "--json", str(path)])
