@@ -340,6 +340,8 @@ def validate(
     sources: list[Path] = typer.Argument(None, help="Source traces (files or folders) to validate against (rlviz)."),
     task: list[str] = typer.Option(None, "--task", help="relai: validate only these task ids."),
     jobs: int = JobsOpt,
+    strict: bool = typer.Option(False, "--strict", help="rlviz: also fail on what the host's published schemas "
+                                "require beyond the host's own checks (reported as warnings otherwise)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Check generated output the way the host would, without the host installed.
@@ -357,7 +359,7 @@ def validate(
     draw = on_terminal(as_json, len(files))
     with progress_bar(len(files), "validating", draw) as bar:
         report = validate_output(target, out, files, tasks=task or (), jobs=jobs or None,
-                                 progress=bar if draw else None)
+                                 progress=bar if draw else None, options={"strict": strict})
     if as_json:
         typer.echo(json.dumps(report.payload, ensure_ascii=False, indent=None))
     else:

@@ -134,13 +134,13 @@ class RlvizTarget(Target):
 
     # -- validation --------------------------------------------------------------------
     def validate_build(self, spec: ir.Spec, out_dir: Path) -> ValidationReport | None:
-        return self.validate(out_dir, [], {})
+        return self.validate(out_dir, [], {"strict": True})  # mapc's own output meets RLViz's schemas too
 
     def validate(self, out_dir: Path, sources: list[Path], options: dict[str, Any]) -> ValidationReport:
         from mapc.validators.rlviz.cases import validate_plugin_dir
 
         return validate_plugin_dir(Path(out_dir), [Path(s) for s in sources], jobs=int(options.get("jobs") or 1),
-                                   progress=options.get("progress"))
+                                   progress=options.get("progress"), strict=bool(options.get("strict")))
 
 
 

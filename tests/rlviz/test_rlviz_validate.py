@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -41,6 +40,11 @@ if LOG:
                               "stdin": os.path.realpath("/proc/self/fd/0"),
                               "nobytecode": os.environ.get("PYTHONDONTWRITEBYTECODE")}}) + "\n")
 src = req["source"]["path"]
+if BEHAVIOUR == "slow":
+    import time
+    time.sleep(0.4)
+if BEHAVIOUR == "modifies plugin" and op == "probe" and not os.path.exists(os.environ["FAKE_PLUGIN"] + "/touched"):
+    open(os.environ["FAKE_PLUGIN"] + "/touched", "w").write("changed")
 if op == "probe":
     if BEHAVIOUR == "probe garbage":
         print("{{not json")
@@ -52,6 +56,12 @@ if op == "probe":
         print(json.dumps({{"supported": True, "confidence": 1, "format": "f", "reason": os.getcwd()}}))
     elif BEHAVIOUR == "probe crash":
         sys.stderr.write("boom\n"); sys.exit(3)
+    elif BEHAVIOUR == "probe unsupported empty format":
+        print(json.dumps({{"supported": False, "confidence": 0, "format": ""}}))
+    elif BEHAVIOUR == "probe leading form feed":
+        print("\f" + json.dumps({{"supported": True, "confidence": 0.5, "format": "fake-format"}}))
+    elif BEHAVIOUR == "probe keys in capitals":
+        print(json.dumps({{"SUPPORTED": True, "Confidence": 0.5, "format": "fake-format"}}))
     else:
         print(json.dumps({{"supported": True, "confidence": 0.5, "format": "fake-format"}}))
     sys.exit(0)
@@ -69,12 +79,16 @@ if BEHAVIOUR == "stream bad record":
     records[4]["sequence"] = -1
 if BEHAVIOUR == "stream escapes root":
     records[4]["source"]["path"] = "/etc/hostname"
+if BEHAVIOUR == "stream nul in source path":
+    records[4]["source"]["path"] = "trace\x00.log"
+if BEHAVIOUR == "stream sequence past int64":
+    records[4]["sequence"] = 2 ** 63
 if BEHAVIOUR == "stream bad second pass":
     counter = os.environ["FAKE_COUNTER"]
     n = int(open(counter).read()) if os.path.exists(counter) else 0
     open(counter, "w").write(str(n + 1))
     if n == 1:
-        records[3]["status"] = "finished"
+        records[3]["group_id"] = "elsewhere"
 if BEHAVIOUR == "stream flood":
     sys.stdout.write("x" * 5000)
 if BEHAVIOUR == "stderr flood":
@@ -86,7 +100,14 @@ if BEHAVIOUR == "stream crash":
     sys.stderr.write("cannot map line 3\n"); sys.exit(1)
 for rec in records:
     print(json.dumps(rec, separators=(",", ":")))
-print(json.dumps({{"record_type": "complete", "records": len(records), "warnings": 2}}, separators=(",", ":")))
+complete = json.dumps({{"record_type": "complete", "records": len(records), "warnings": 2}}, separators=(",", ":"))
+if BEHAVIOUR in ("stream child completes later", "stream child holds output"):
+    import subprocess
+    sys.stdout.flush()
+    wait, text = (0.3, complete) if BEHAVIOUR == "stream child completes later" else (1.5, "")
+    subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({{wait}}); print({{text!r}})"])
+    sys.exit(0)
+print(complete)
 '''
 
 
@@ -130,11 +151,11 @@ def test_execution_contract_fresh_snapshot_private_request_devnull_no_bytecode(t
 
 
 def test_request_matches_rlviz_request_schema(source):
-    from mapc.validators.rlviz.records import schema_problem, schema_validator
+    from mapc.validators.rlviz.records import schema_validator
 
     for op in ("probe", "stream"):
         req = host.new_request(op, source)
-        assert schema_problem(schema_validator("adapter-request"), req) is None
+        assert list(schema_validator("adapter-request").iter_errors(req)) == []
         assert req["source"]["path"] == os.path.realpath(source)
         assert req["source"]["root"] == os.path.realpath(source.parent)
         assert req["source"]["modified_at"].endswith("Z")
@@ -150,8 +171,14 @@ FAILURES = [
     ("stream bad record", dict(phase="stream", kind="protocol", pass_=1, line=5, record_type="event",
                                record_id="e", field="sequence")),
     ("stream escapes root", dict(phase="stream", kind="provenance", pass_=1, line=5, field="source.path")),
-    ("stream bad second pass", dict(phase="stream", kind="protocol", pass_=2, line=4, field="status")),
+    ("stream bad second pass", dict(phase="stream", kind="protocol", pass_=2, line=4, field="group_id")),
     ("stream crash", dict(phase="stream", kind="execution", pass_=1)),
+    # disagreements with the real RLViz that the differential suite found (tests/conformance), fixed:
+    ("probe unsupported empty format", dict(phase="probe", kind="unsupported", pass_=0)),
+    ("probe leading form feed", dict(phase="probe", kind="protocol", pass_=1)),  # RLViz trims less than Python
+    ("stream nul in source path", dict(phase="stream", kind="provenance", pass_=1, field="source.path")),
+    ("stream sequence past int64", dict(phase="stream", kind="protocol", pass_=1)),
+    ("stream child holds output", dict(phase="stream", kind="execution", pass_=1)),  # WaitDelay expired
 ]
 
 
@@ -176,8 +203,41 @@ def test_each_failure_is_classified_like_rlviz(tmp_path, source, monkeypatch, be
 def test_process_limits_fail_the_run(tmp_path, source, behaviour, limits, message):
     plugin = load_plugin(make_plugin(tmp_path, behaviour))
     with pytest.raises(ValidationFailure) as caught:
-        validate_adapter(plugin, source, runner=functools.partial(host.run_plugin, **limits))
+        validate_adapter(plugin, source, limits=host.Limits(**limits))
     assert message in caught.value.error and caught.value.kind == "execution"
+
+
+def test_probe_keys_match_case_insensitively_as_in_rlviz(tmp_path, source):
+    report = validate(make_plugin(tmp_path, "probe keys in capitals"), source)
+    assert report.format == "fake-format"
+    assert [f.field for f in report.findings.kept] == ["SUPPORTED", "Confidence"]  # beyond RLViz: the schema's spelling
+    with pytest.raises(ValidationFailure) as caught:
+        validate(make_plugin(tmp_path, "probe keys in capitals", folder="strict"), source, strict=True)
+    assert (caught.value.phase, caught.value.kind, caught.value.beyond) == ("probe", "protocol", True)
+
+
+def test_output_is_read_until_it_closes_not_until_the_adapter_exits(tmp_path, source):
+    plugin = make_plugin(tmp_path, "stream child completes later")
+    assert validate(plugin, source).records == 5  # the child's complete record, 0.3 s after the exit, counts
+    with pytest.raises(ValidationFailure, match="WaitDelay expired") as caught:
+        validate(plugin, source, limits=host.Limits(wait_delay=0.05))
+    assert (caught.value.phase, caught.value.kind) == ("stream", "execution")
+
+
+def test_the_whole_validation_has_rlviz_budget(tmp_path, source):
+    plugin = make_plugin(tmp_path, "slow")  # each run takes at least 0.4 s: four runs do not fit in 1.2 s
+    with pytest.raises(ValidationFailure, match="timed out") as caught:
+        validate(plugin, source, limits=host.Limits(total=1.2))
+    assert caught.value.kind == "execution" and caught.value.pass_ in (1, 2)
+    assert validate(plugin, source).records == 5  # within RLViz's 30 s
+
+
+def test_a_plugin_that_changes_during_validation_fails(tmp_path, source, monkeypatch):
+    plugin = make_plugin(tmp_path, "modifies plugin")
+    monkeypatch.setenv("FAKE_PLUGIN", str(plugin))
+    with pytest.raises(ValidationFailure, match="plugin changed after it was loaded") as caught:
+        validate(plugin, source)
+    assert (caught.value.phase, caught.value.kind, caught.value.pass_) == ("probe", "execution", 2)
 
 
 def test_missing_source_and_bad_manifest(tmp_path):

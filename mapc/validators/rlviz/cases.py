@@ -5,6 +5,10 @@ the plugin's ``testdata/cases.json`` is read with the rules of RLViz's
 scaffold (exact keys, fixtures inside testdata/) and each case must validate
 with the expected format and at least ``min_records`` records — what
 ``python3 test_adapter.py`` checks with RLViz installed.
+
+What RLViz's published schemas require beyond what RLViz enforces is shown as
+"beyond RLViz" warnings (and listed under ``beyond_rlviz`` in JSON); with
+``strict`` (``mapc validate --strict``, and every ``mapc build``) they fail.
 """
 
 from __future__ import annotations
@@ -77,12 +81,13 @@ def _clip(value, limit: int) -> str:
 
 
 def validate_plugin_dir(plugin_dir: Path, sources: list[Path], *, jobs: int = 1,
-                        progress: Callable[[int, int, str], None] | None = None) -> ValidationReport:
+                        progress: Callable[[int, int, str], None] | None = None,
+                        strict: bool = False) -> ValidationReport:
     """Validate a plugin on ``sources`` (or on its testdata cases), ``jobs`` at a time.
 
     Each source is validated on its own (the adapter runs in subprocesses, so threads
     suffice); the report lists them in the order given. ``progress(done, total, label)``
-    is called as each finishes.
+    is called as each finishes. ``strict`` fails on beyond-RLViz findings.
     """
     from mapc.parallel import ordered_map
 
@@ -98,27 +103,33 @@ def validate_plugin_dir(plugin_dir: Path, sources: list[Path], *, jobs: int = 1,
         except CaseFileError as exc:
             return ValidationReport(False, ValidationFailure(str(exc)).payload(), f"rlviz: {exc}")
 
-    def validate_run(run) -> tuple[dict[str, Any], str]:
+    def validate_run(run) -> tuple[dict[str, Any], list[str]]:
         label, path, fmt, minimum = run
         try:
-            report: Report = validate_adapter(plugin, path)
+            report: Report = validate_adapter(plugin, path, strict=strict)
             if fmt is not None and report.format != fmt:
                 raise ValidationFailure(f"format {report.format!r}, expected {fmt!r} (testdata/cases.json)")
             if minimum is not None and report.records < minimum:
                 raise ValidationFailure(f"{report.records} records, expected at least {minimum} (testdata/cases.json)")
         except ValidationFailure as exc:
-            return {"source": label, "ok": False, **exc.payload()}, f"rlviz: FAIL {label}: {describe(exc)}"
+            return {"source": label, "ok": False, **exc.payload()}, [f"rlviz: FAIL {label}: {describe(exc)}"]
         warn = f", {report.warnings} warning(s)" if report.warnings else ""
-        line = f"rlviz: ok {label}: {report.records} records ({report.format}){warn}, deterministic"
-        return {"source": label, "ok": True, **report.payload()}, line
+        lines = [f"rlviz: ok {label}: {report.records} records ({report.format}){warn}, deterministic"]
+        lines += [f"rlviz: {line}" for line in report.findings.lines(label)]
+        beyond = [f.payload() for f in report.findings.kept]
+        return {"source": label, "ok": True, **report.payload(), "beyond_rlviz": beyond,
+                "beyond_rlviz_total": report.findings.total}, lines
 
     done = None if progress is None else (lambda n, total, out: progress(n, total, out[0]["source"]))
     validated = ordered_map(validate_run, runs, jobs, done)
     results = [result for result, _ in validated]
-    lines = [line for _, line in validated]
+    lines = [line for _, run_lines in validated for line in run_lines]
     ok = all(r["ok"] for r in results)
-    if len(results) == 1 and sources:
+    if len(results) == 1 and sources:  # RLViz's own report (or diagnostic), beyond-RLViz findings only when any
         payload = {k: v for k, v in results[0].items() if k not in ("source", "ok")}
+        if not payload.get("beyond_rlviz"):
+            payload.pop("beyond_rlviz", None)
+            payload.pop("beyond_rlviz_total", None)
     else:
         payload = {"ok": ok, "plugin": plugin.manifest.name, "digest": plugin.digest, "results": results}
     items = [{"source": r["source"], "records": r.get("records"), "warnings": r.get("warnings", 0), "ok": r["ok"]}

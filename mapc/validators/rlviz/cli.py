@@ -7,7 +7,9 @@ So a generated plugin's ``test_adapter.py`` runs without RLViz installed::
 Same arguments, output and exit codes as ``rlviz plugin validate``: the
 success report on stdout (exit 0); a failure as ``plugin_validate: <error>``
 or, with ``--json``, RLViz's JSON diagnostic on stderr (exit 1); bad usage
-exits 2. Unlike RLViz it does not require the plugin to be trusted first.
+exits 2. Unlike RLViz it does not require the plugin to be trusted first, and
+it prints what RLViz's schemas require beyond RLViz's own checks as
+``warning (beyond RLViz): ...`` lines on stderr (the verdict is RLViz's).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stderr.write(f"plugin_validate: {message}\n")
         return 1
+    for line in report.findings.lines(paths[1]):
+        sys.stderr.write(line + "\n")
     if as_json:
         sys.stdout.write(go_json(report.payload()) + "\n")
     else:

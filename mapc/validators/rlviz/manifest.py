@@ -11,11 +11,14 @@ can read; a JSON manifest (first character ``{``) is read strictly too.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from mapc.validators.rlviz import gojson
+from mapc.validators.rlviz.gojson import STR, STRS, GoJSONError, Obj, Struct, decode_struct, go_trim_space
 
 API_VERSION = "rlviz.dev/v1alpha1"
 MANIFEST_NAMES = (
@@ -45,16 +48,23 @@ class Manifest:
     path: str = ""
 
 
+def _go_json(text: str) -> Any:
+    """A JSON value as Go's json.Unmarshal reads it (the text's bytes, bad UTF-8 as U+FFFD)."""
+    return gojson.parse(text.encode("utf-8", "surrogateescape"))
+
+
 def _scalar(text: str, line: int) -> str:
     if not text:
         raise ManifestError(f"line {line}: empty string")
     if text[0] == '"':
         try:
-            value = json.loads(text)
-        except ValueError as exc:
+            value = _go_json(text)
+        except GoJSONError as exc:
             raise ManifestError(f"line {line}: {exc}") from None
+        if value is None:
+            return ""  # json.Unmarshal of null leaves the string empty
         if not isinstance(value, str):
-            raise ManifestError(f"line {line}: expected a quoted string")
+            raise ManifestError(f"line {line}: json: cannot unmarshal into Go value of type string")
         return value
     if text[0] == "'":
         if len(text) < 2 or text[-1] != "'":
@@ -62,16 +72,16 @@ def _scalar(text: str, line: int) -> str:
         return text[1:-1].replace("''", "'")
     if " #" in text:
         text = text.split(" #", 1)[0]
-    return text.strip()
+    return go_trim_space(text)
 
 
 def parse_simple_yaml(text: str) -> dict[str, str | list[str]]:
-    """Parse RLViz's manifest YAML subset into ``{key: str | [str]}``."""
+    """Parse RLViz's manifest YAML subset into ``{key: str | [str]}`` (trimming as Go's TrimSpace)."""
     result: dict[str, str | list[str]] = {}
     active: str | None = None
     for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
         line = raw.rstrip(" \t\r")
-        stripped = line.strip()
+        stripped = go_trim_space(line)
         if not stripped or stripped.startswith("#"):
             continue
         indent = len(line) - len(line.lstrip(" "))
@@ -80,11 +90,11 @@ def parse_simple_yaml(text: str) -> dict[str, str | list[str]]:
                 raise ManifestError(f"line {number}: expected list item")
             items = result[active]
             assert isinstance(items, list)
-            items.append(_scalar(stripped[2:].strip(), number))
+            items.append(_scalar(go_trim_space(stripped[2:]), number))
             continue
         active = None
         key, sep, value = stripped.partition(":")
-        key, value = key.strip(), value.strip()
+        key, value = go_trim_space(key), go_trim_space(value)
         if not sep or not key:
             raise ManifestError(f"line {number}: expected key: value")
         if key in result:
@@ -94,47 +104,53 @@ def parse_simple_yaml(text: str) -> dict[str, str | list[str]]:
             active = key
         elif value.startswith("["):
             try:
-                items = json.loads(value)
-            except ValueError:
-                items = None
-            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-                raise ManifestError(f"line {number}: inline lists must use JSON string syntax")
-            result[key] = items
+                parsed = decode_struct(_LIST, Obj([("items", _go_json(value))]))
+            except GoJSONError:
+                raise ManifestError(f"line {number}: inline lists must use JSON string syntax") from None
+            result[key] = parsed.get("items", [])
         else:
             result[key] = _scalar(value, number)
     return result
 
 
+_LIST = Struct("list", {"items": STRS})
+_MANIFEST = Struct("Manifest", {"api_version": STR, "kind": STR, "name": STR, "version": STR, "command": STRS,
+                                "capabilities": STRS, "description": STR})
+
+
 def parse_manifest(data: bytes, path: str = "") -> Manifest:
-    """Read a manifest file's bytes (YAML subset or strict JSON) without judging its values."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ManifestError("manifest is not UTF-8") from None
-    if not text.strip():
+    """Read a manifest file's bytes (YAML subset or strict JSON) as RLViz's ParseManifest does."""
+    text = data.decode("utf-8", "surrogateescape")
+    trimmed = go_trim_space(text)
+    if not trimmed:
         raise ManifestError("manifest is empty")
-    if text.strip().startswith("{"):
+    if trimmed.startswith("{"):
+        document = gojson.go_utf8(trimmed.encode("utf-8", "surrogateescape"))
         try:
-            values = json.loads(text)
-        except ValueError as exc:
+            value, end = gojson.scan_value(document)
+            fields = decode_struct(_MANIFEST, gojson.fix_surrogates(value))
+        except GoJSONError as exc:
             raise ManifestError(f"invalid JSON manifest: {exc}") from None
-        if not isinstance(values, dict):
-            raise ManifestError("invalid JSON manifest: expected an object")
-    else:
-        values = parse_simple_yaml(text)
+        if end != len(document):
+            raise ManifestError("manifest contains multiple JSON values or trailing data")
+        return Manifest(
+            api_version=fields.get("api_version", ""), kind=fields.get("kind", ""), name=fields.get("name", ""),
+            version=fields.get("version", ""), command=tuple(fields.get("command") or ()),
+            capabilities=tuple(fields.get("capabilities") or ()), description=fields.get("description", ""),
+            path=path,
+        )
+    values = parse_simple_yaml(text)
     for key in values:
         if key not in KEYS:
             raise ManifestError(f"unknown manifest field {key!r}")
 
     def scalar(key: str) -> str:
         value = values.get(key, "")
-        if not isinstance(value, str):
-            raise ManifestError(f"{key} must be a string")
-        return value
+        return value if isinstance(value, str) else ""  # a list reads as an empty string
 
     def strings(key: str) -> tuple[str, ...]:
         value = values.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(i, str) for i in value):
+        if not isinstance(value, list):
             raise ManifestError(f"{key} must be a list")
         return tuple(value)
 
@@ -151,9 +167,9 @@ def check_manifest(m: Manifest) -> None:
         raise ManifestError(f"api_version must be {API_VERSION!r}")
     if m.kind not in CAPABILITIES:
         raise ManifestError("kind must be Adapter or Analyzer")
-    if not NAME_RE.match(m.name):
+    if not NAME_RE.fullmatch(m.name):
         raise ManifestError("name must contain only lowercase letters, digits, '.', '_' or '-'")
-    if not SEMVER_RE.match(m.version):
+    if not SEMVER_RE.fullmatch(m.version):
         raise ManifestError("version must be semantic versioning")
     if not m.command:
         raise ManifestError("command must not be empty")
@@ -196,8 +212,11 @@ def load_manifest(plugin: str | os.PathLike) -> Manifest:
     root = manifest_path.parent
     for arg in m.command:
         if os.path.isabs(arg):
-            resolved = os.path.realpath(arg)
-            if os.path.commonpath([str(root), resolved]) == str(root):
+            try:
+                resolved = os.path.realpath(arg, strict=True)
+            except (OSError, ValueError):
+                continue
+            if resolved == str(root) or resolved.startswith(str(root).rstrip("/") + "/"):
                 raise ManifestError(
                     "plugin command paths inside the plugin must be relative so they can be "
                     f"snapshotted: {arg}"
