@@ -5,7 +5,12 @@ Each spec (``examples/*/spec*.yaml`` and ``specs/*.yaml``) is built once for
 own Go code) on each of its fixtures (``testdata/cases.json``) and on each
 corpus trace of its format (``tests/data/corpus/<format>/``, the files the library
 tests list for that format). mapc's built-in validator must give the same
-verdict and the same report: records, warnings, format and digest.
+verdict and the same report (records, warnings, format, digest), and find
+nothing beyond RLViz either: ``mapc build`` validates strictly.
+
+Both validators run the adapters with this interpreter's folder first on PATH
+(``python3`` then starts without a machine-wide site-packages); the verdicts do
+not depend on it, the suite's time does.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from rlviz_mutants import fast_python_env
 
 from shared_paths import CORPUS
 
@@ -59,6 +65,7 @@ def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict
     from mapc.validators.rlviz.validate import ValidationFailure, validate
 
     base = tmp_path_factory.mktemp("rlviz-conformance")
+    env = fast_python_env()
     jobs = []
     for n, (spec_id, spec) in enumerate(sorted(SPECS.items())):
         plugin = base / f"plugin-{n}"
@@ -74,9 +81,10 @@ def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict
     def run(job):
         spec_id, label, plugin, source, fmt = job
         real = subprocess.run([str(real_rlviz), "--json", str(plugin), str(source)], capture_output=True, text=True,
-                              timeout=120, stdin=subprocess.DEVNULL)
+                              timeout=120, stdin=subprocess.DEVNULL, env=env)
         try:
-            mapc = {"ok": True, **validate(plugin, source).payload()}
+            report = validate(plugin, source, env=env)
+            mapc = {"ok": True, **report.payload(), "beyond_rlviz": [f.text() for f in report.findings.kept]}
         except ValidationFailure as exc:
             mapc = {"ok": False, **exc.payload()}
         return (spec_id, label), {"format": fmt, "real_exit": real.returncode,
@@ -104,4 +112,5 @@ def test_real_rlviz_passes_and_mapc_agrees(conformance_runs, spec_id):
         assert run["real_exit"] == 0, f"the real RLViz rejects {label}: {real}"
         assert real["deterministic"] is True and real["format"] == run["format"] and real["records"] >= 1, real
         assert mapc.pop("ok") is True, f"{label}: mapc's validator rejects what the real RLViz accepts: {mapc}"
+        assert mapc.pop("beyond_rlviz") == [], f"{label}: generated output must meet RLViz's schemas too"
         assert mapc == real, f"{label}: mapc's report differs from the real RLViz's"

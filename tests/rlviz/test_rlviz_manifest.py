@@ -160,3 +160,62 @@ def test_generated_manifests_are_valid(built):
         assert m.name == json.loads(json.dumps(m.name))
         assert (m.kind, m.command, m.capabilities) == ("Adapter", ("python3", "adapter.py"),
                                                        ("adapter.probe", "adapter.stream"))
+
+
+# -- what the real RLViz does that a Python reading would not (tests/conformance checks them against it) ------
+@pytest.mark.parametrize("line,name", [
+    ("name: customer-x   ", "customer-x"),  # spaces are trimmed
+    ("name: customer-x\u00a0", "customer-x"),  # so is U+00A0 (Go's TrimSpace)
+    ("name: customer-x\x1f", "customer-x\x1f"),  # U+001F is not: Python's strip() would take it
+    ('name: "customer-x\\n"', "customer-x\n"),
+])
+def test_manifest_values_are_trimmed_as_rlviz_trims_them(line, name):
+    m = parse_manifest(GOOD.replace("name: customer-x", line).encode())
+    assert m.name == name
+    if name != "customer-x":
+        with pytest.raises(ManifestError, match="name must contain only"):  # $ does not match before \n
+            check_manifest(m)
+
+
+@pytest.mark.parametrize("description,expected", [
+    ("description:\n", ""),  # an empty value opens a list; RLViz reads a list as an empty string
+    ('description: ["a"]\n', ""),
+    ("description: caf\xe9\n", "caf\udce9"),  # not UTF-8: kept as RLViz keeps the bytes
+])
+def test_description_forms_rlviz_accepts(description, expected):
+    m = parse_manifest(GOOD.encode() + description.encode("latin-1"))
+    check_manifest(m)
+    assert m.description == expected
+
+
+def test_json_manifest_keys_match_case_insensitively_and_null_is_empty():
+    doc = {"API_VERSION": "rlviz.dev/v1alpha1", "Kind": "Adapter", "name": "x", "version": "0.1.0",
+           "command": ["python3", "adapter.py"], "capabilities": ["adapter.probe", "adapter.stream"],
+           "description": None}
+    m = parse_manifest(json.dumps(doc).encode())
+    check_manifest(m)
+    assert (m.api_version, m.kind, m.description) == ("rlviz.dev/v1alpha1", "Adapter", "")
+    with pytest.raises(ManifestError, match="unknown field"):
+        parse_manifest(json.dumps(dict(doc, homepage="x")).encode())
+
+
+def test_a_git_symlink_is_not_skipped_like_a_git_folder(tmp_path):
+    root = _plugin(tmp_path / "p")
+    (root / ".git").symlink_to(root / "testdata")
+    with pytest.raises(DigestError, match="symlinked plugin directories"):
+        content_digest(root, ("python3", "adapter.py"))
+
+
+def test_digest_orders_names_as_bytes(tmp_path):
+    root = _plugin(tmp_path / "p")
+    names = ["caf\udce9.txt", "\u00e9.txt", "Z.txt", "z.txt"]  # one name is not UTF-8
+    for name in names:
+        (root / name).write_text(name.encode("utf-8", "surrogateescape").hex())
+    python = Path(shutil.which("python3")).resolve()
+    h = hashlib.sha256()
+    files = {n.encode("utf-8", "surrogateescape"): (root / n).read_bytes() for n in names}
+    files.update({b"rlviz-plugin.yaml": GOOD.encode(), b"adapter.py": b"print('hi')\n",
+                  b"testdata/cases.json": b"{}", f"@command/0/{python}".encode(): python.read_bytes()})
+    for name in sorted(files):
+        h.update(b"%d:%s:" % (len(name), name) + files[name])
+    assert content_digest(root, ("python3", "adapter.py")) == h.hexdigest()

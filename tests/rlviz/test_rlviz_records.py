@@ -325,3 +325,52 @@ def test_beyond_rlviz_findings_are_exactly_the_schema_verdict(case):
     mine = [f for f in checker.findings.kept if f.line == len(PRELUDE) + 1]
     schema = list(records.schema_validator("canonical-record").iter_errors(json.loads(line)))
     assert bool(mine) == bool(schema), (rec, [f.message for f in mine], [e.message for e in schema][:3])
+
+
+# -- RLViz's Go decoder, where it reads JSON differently from Python (checked against the real RLViz too) ------
+def _with_event(*raw: bytes) -> bytes:
+    head = b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in PRELUDE)
+    done = b'{"record_type":"complete","records":%d,"warnings":0}\n' % (len(PRELUDE) + len(raw))
+    return head + b"".join(line + b"\n" for line in raw) + done
+
+
+@pytest.mark.parametrize("lines", [
+    [b'{"record_type":"event","ID":"e1","trajectory_id":"t","sequence":1,"kind":"log"}'],  # keys fold
+    ['{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"\u212aind":"log"}'.encode()],  # Kelvin
+    [b'{"Record_Type":"event","id":"e1","trajectory_id":"t","kind":"log","sequence":1}'],
+    [b'{"record_type":"event","id":"e1","id":null,"trajectory_id":"t","sequence":1,"kind":"log"}'],  # null: no-op
+    [b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log",'
+     b'"source":{"path":"x"},"source":{"line":2}}'],  # the two sources merge into one with a path
+    [b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log","metadata":{"x":'
+     + b"[" * 9998 + b"]" * 9998 + b"}}"],  # 10000 levels in all
+    [b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log","data":' + b"7" * 5000 + b"}"],
+    [b'{"record_type":"signal","id":"s","trajectory_id":"t","name":"n","value":1e400}'],
+    [b'{"record_type":"event","id":"a\xe2\x82","trajectory_id":"t","sequence":1,"kind":"log"}',
+     b'{"record_type":"event","id":"a\xff","trajectory_id":"t","sequence":2,"kind":"log"}'],  # 2 U+FFFD vs 1
+], ids=["ID", "kelvin-sign", "Record_Type", "null-after-id", "sources-merge", "depth-10000", "huge-integer",
+        "signal-1e400", "truncated-utf8"])
+def test_rlviz_accepts(lines):
+    assert check_stream(_with_event(*lines)).records == len(PRELUDE) + len(lines)
+
+
+@pytest.mark.parametrize("lines,message", [
+    ([b'{"record_type":"event","id":"a\\ud800","trajectory_id":"t","sequence":1,"kind":"log"}',
+      b'{"record_type":"event","id":"a\\udc00","trajectory_id":"t","sequence":2,"kind":"log"}'], "duplicate id"),
+    ([b'{"record_type":"event","id":"a\xff","trajectory_id":"t","sequence":1,"kind":"log"}',
+      b'{"record_type":"event","id":"a\xfe","trajectory_id":"t","sequence":2,"kind":"log"}'], "duplicate id"),
+    ([b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log","metadata":{"x":'
+      + b"[" * 9999 + b"]" * 9999 + b"}}"], "exceeded max depth"),
+    ([b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"ki_nd":"log"}'], "unknown field"),
+    ([b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log",'
+      b'"source":{"path":"x","line":9223372036854775808}}'], "cannot unmarshal number"),
+])
+def test_rlviz_rejects(lines, message):
+    with pytest.raises(RecordError, match=message):
+        check_stream(_with_event(*lines))
+
+
+def test_a_nul_in_a_source_path_is_a_provenance_failure(tmp_path):
+    line = b'{"record_type":"event","id":"e1","trajectory_id":"t","sequence":1,"kind":"log","source":{"path":"a\\u0000b"}}'
+    with pytest.raises(RecordError) as caught:
+        check_stream(_with_event(line), root=tmp_path)
+    assert (caught.value.kind, caught.value.field) == ("provenance", "source.path")
