@@ -104,8 +104,8 @@ complete = json.dumps({{"record_type": "complete", "records": len(records), "war
 if BEHAVIOUR in ("stream child completes later", "stream child holds output"):
     import subprocess
     sys.stdout.flush()
-    wait, text = (0.3, complete) if BEHAVIOUR == "stream child completes later" else (1.5, "")
-    subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({{wait}}); print({{text!r}})"])
+    wait, text = (0.2, complete) if BEHAVIOUR == "stream child completes later" else (1.5, "")
+    subprocess.Popen(["sh", "-c", f"sleep {{wait}}; printf '%s\\n' '{{text}}'"])  # a shell starts fast
     sys.exit(0)
 print(complete)
 '''

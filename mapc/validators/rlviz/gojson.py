@@ -329,54 +329,46 @@ def decode_struct(struct: Struct, obj: Any, into: dict | None = None, *, strict:
         return out
     if not isinstance(obj, Obj):
         raise GoJSONError(f"json: cannot unmarshal {_json_type(obj)} into Go value of type {struct.go_name}")
+    fields = struct.fields
     for key, value in obj:
-        name = struct.field(key)
-        if name is None:
-            if strict:
-                raise GoJSONError(f"json: unknown field {key!r}".replace("'", '"'))
-            continue
-        kind = struct.fields[name]
+        kind = fields.get(key)
+        name = key
+        if kind is None:  # not spelled exactly: Go also tries the case-folded name
+            name = struct.field(key)
+            if name is None:
+                if strict:
+                    raise GoJSONError(f"json: unknown field {key!r}".replace("'", '"'))
+                continue
+            kind = fields[name]
         if value is None:
-            if kind in (STR, I64):
+            if kind is STR or kind is I64:
                 continue  # null leaves a string or integer as it was
-            if kind == RAW:
+            if kind is RAW:
                 out[name] = None  # a RawMessage holds the literal null
             else:
                 out.pop(name, None)  # pointers, maps, slices and interfaces become nil
             continue
-        if isinstance(kind, Struct):
-            if not isinstance(value, Obj):
-                raise _type_error(value, struct, name, kind.go_name)
-            out[name] = decode_struct(kind, value, out.get(name), strict=strict)
-        elif kind == STR:
-            if not isinstance(value, str):
+        if kind is STR:
+            if type(value) is not str:
                 raise _type_error(value, struct, name, "string")
             out[name] = value
-        elif kind in (I64, PI64):
+        elif kind is ANY or kind is RAW:
+            out[name] = value
+        elif kind is I64 or kind is PI64:
             if type(value) is not int or not INT64_MIN <= value <= INT64_MAX:
                 raise _type_error(value, struct, name, "int64")
             out[name] = value
-        elif kind == F64P:
-            if isinstance(value, bool) or not isinstance(value, (int, float, BigNumber)):
-                raise _type_error(value, struct, name, "float64")
-            try:
-                number = float(value)
-            except OverflowError:
-                number = float("inf")
-            if number in (float("inf"), float("-inf")):
-                raise _type_error(value, struct, name, "float64")
-            out[name] = number
-        elif kind == BOOLP:
-            if not isinstance(value, bool):
-                raise _type_error(value, struct, name, "bool")
-            out[name] = value
-        elif kind == MAP:
+        elif isinstance(kind, Struct):
+            if not isinstance(value, Obj):
+                raise _type_error(value, struct, name, kind.go_name)
+            out[name] = decode_struct(kind, value, out.get(name), strict=strict)
+        elif kind is MAP:
             if not isinstance(value, Obj):
                 raise _type_error(value, struct, name, "map[string]interface {}")
             merged = out.get(name) or {}
             merged.update(value)
             out[name] = merged
-        elif kind == STRS:
+        elif kind is STRS:
             if isinstance(value, Obj) or not isinstance(value, list):
                 raise _type_error(value, struct, name, "[]string")
             old = out.get(name) or []
@@ -389,7 +381,19 @@ def decode_struct(struct: Struct, obj: Any, into: dict | None = None, *, strict:
                 else:
                     raise _type_error(item, struct, name, "string")
             out[name] = items
-        else:  # ANY, RAW
+        elif kind is F64P:
+            if isinstance(value, bool) or not isinstance(value, (int, float, BigNumber)):
+                raise _type_error(value, struct, name, "float64")
+            try:
+                number = float(value)
+            except OverflowError:
+                number = float("inf")
+            if number in (float("inf"), float("-inf")):
+                raise _type_error(value, struct, name, "float64")
+            out[name] = number
+        else:  # BOOLP
+            if not isinstance(value, bool):
+                raise _type_error(value, struct, name, "bool")
             out[name] = value
     return out
 

@@ -35,13 +35,15 @@ BASE_SPEC = ROOT / "examples" / "nemo-gym-blackjack" / "spec.yaml"
 CATEGORIES = ("control", "manifest", "tree", "probe", "stream", "limits", "timing", "process")
 
 REPLAY = """\
-# Mutant replay: prints recorded output (probe.out, stream.out; run-<n>.out for the n-th run).
+# Mutant replay: prints recorded output (probe.out, stream.out; run-<n>.out for the n-th run;
+# a large stream is kept outside the plugin, in $state/stream.out, so it is not hashed and copied).
 state="$MUTANT_STATE"
 plugin="$MUTANT_PLUGIN"
 n=$(cat "$state/count" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$state/count"
 [ -f before.sh ] && . ./before.sh
-if [ -f "run-$n.out" ]; then cat "run-$n.out"; elif [ "$1" = probe ]; then cat probe.out; else cat stream.out; fi
+if [ -f "run-$n.out" ]; then cat "run-$n.out"; elif [ "$1" = probe ]; then cat probe.out
+elif [ -f "$state/stream.out" ]; then cat "$state/stream.out"; else cat stream.out; fi
 [ -f after.sh ] && . ./after.sh
 exit 0
 """

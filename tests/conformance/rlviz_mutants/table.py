@@ -596,38 +596,35 @@ row("stream-second-pass-only-source-vanishes", S, "the source disappears after t
 
 # == limits ====================================================================================================
 L = "limits"
-_PAD = r'''
-import sys
-lines = open("stream.out", "rb").read().rstrip(b"\n").split(b"\n")
-target = %d
-body = b"".join(line + b"\n" for line in lines)
-pad = target - len(body)
-out = []
-for line in lines[:-1]:
-    room = min(pad, (8 << 20) - len(line))
-    out.append(line + b" " * room + b"\n")
-    pad -= room
-out.append(lines[-1] + b"\n")
-data = b"".join(out)
-assert pad == 0 and len(data) == target, (pad, len(data))
-sys.stdout.buffer.write(data)
-'''
-
-
 def _padded_stream(total: int):
+    """The base stream, its lines padded with trailing spaces (at most 8 MiB a line) to ``total`` bytes;
+    kept outside the plugin (replayed from the state folder)."""
     def apply(case: Case, base) -> None:
+        lines = base.stream.rstrip(b"\n").split(b"\n")
+        pad = total - sum(len(line) + 1 for line in lines)
+        out = []
+        for line in lines[:-1]:
+            room = min(pad, (8 << 20) - len(line))
+            out.append(line + b" " * room + b"\n")
+            pad -= room
+        data = b"".join(out) + lines[-1] + b"\n"
+        assert pad == 0 and len(data) == total
         replay(case, base)
-        write(case, "pad.py", _PAD % total)
-        write(case, "after.sh", "")
-        write(case, "before.sh", '[ "$1" = stream ] && { python3 pad.py; exit 0; }\n')
+        (case.state / "stream.out").write_bytes(data)
     return apply
 
 
 def _big_record(size: int):
-    """One event whose JSON text is exactly ``size`` bytes (padded metadata)."""
-    head = new_event(metadata='{"pad":"')
-    filler = size - len(head) - len(b'"}}')
-    return lambda case, base: extra_line(head + b"x" * filler + b'"}}')(case, base)
+    """One event whose JSON text is exactly ``size`` bytes (padded metadata), replayed from the state folder."""
+    def apply(case: Case, base) -> None:
+        head = new_event(metadata='{"pad":"')
+        record = head + b"x" * (size - len(head) - len(b'"}}')) + b'"}}'
+        lines = base.stream.rstrip(b"\n").split(b"\n")
+        complete = json.loads(lines[-1])
+        complete["records"] += 1
+        replay(case, base)
+        (case.state / "stream.out").write_bytes(b"\n".join(lines[:-1] + [record, json.dumps(complete).encode()]) + b"\n")
+    return apply
 
 
 row("limits-record-8mib", L, "a record of exactly 8 MiB", "pass", _big_record(8 << 20))
