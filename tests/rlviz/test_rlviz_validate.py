@@ -83,6 +83,8 @@ if BEHAVIOUR == "stream nul in source path":
     records[4]["source"]["path"] = "trace\x00.log"
 if BEHAVIOUR == "stream sequence past int64":
     records[4]["sequence"] = 2 ** 63
+if BEHAVIOUR == "stream timestamp not rfc3339":
+    records[4]["timestamp"] = "yesterday"
 if BEHAVIOUR == "stream bad second pass":
     counter = os.environ["FAKE_COUNTER"]
     n = int(open(counter).read()) if os.path.exists(counter) else 0
@@ -272,6 +274,24 @@ def test_standin_cli_mirrors_rlviz_output_and_exit_codes(tmp_path, source):
     assert fail.stderr.index('"code"') < fail.stderr.index('"error"') < fail.stderr.index('"field"')
     usage = _cli("plugin", "validate", str(plugin))
     assert usage.returncode == 2 and "Usage" in usage.stderr
+
+
+def test_beyond_rlviz_findings_warn_and_fail_only_with_strict(tmp_path, source):
+    plugin = make_plugin(tmp_path, "stream timestamp not rfc3339")  # RLViz keeps any string; its schema does not
+    mapc = [sys.executable, "-m", "mapc.cli", "validate", "--target", "rlviz", str(plugin), str(source)]
+    lenient = subprocess.run(mapc, capture_output=True, text=True, timeout=120)
+    assert lenient.returncode == 0, lenient.stderr
+    assert "warning (beyond RLViz)" in lenient.stdout and "timestamp: not an RFC 3339 date-time" in lenient.stdout
+    strict = subprocess.run(mapc + ["--strict"], capture_output=True, text=True, timeout=120)
+    assert strict.returncode == 1 and "beyond RLViz" in strict.stderr and "field timestamp" in strict.stderr
+    report = json.loads(subprocess.run(mapc + ["--json"], capture_output=True, text=True, timeout=120).stdout)
+    assert report["records"] == 5 and report["beyond_rlviz_total"] == 1
+    assert report["beyond_rlviz"][0] == {"message": report["beyond_rlviz"][0]["message"], "line": 5,
+                                         "record_type": "event", "record_id": "e", "field": "timestamp"}
+    standin = _cli("plugin", "validate", "--json", str(plugin), str(source))  # RLViz's verdict and report shape
+    assert standin.returncode == 0 and set(json.loads(standin.stdout)) == {
+        "plugin", "digest", "format", "records", "warnings", "deterministic"}
+    assert "warning (beyond RLViz)" in standin.stderr
 
 
 def test_mapc_validate_uses_testdata_cases_without_sources(built):

@@ -163,6 +163,18 @@ def _scan_slow(text: str, pos: int) -> tuple[Any, int]:
         except json.JSONDecodeError as exc:
             raise GoJSONError(exc.msg) from None
 
+    def key_at(at: int) -> int:
+        """Read ``"key":`` at ``at`` into the open object; returns where its value starts."""
+        at = _skip_ws(text, at)
+        if at >= len(text) or text[at] != '"':
+            fail(at, "looking for beginning of object key string")
+        key, at = string_at(at)
+        at = _skip_ws(text, at)
+        if at >= len(text) or text[at] != ":":
+            fail(at, "after object key")
+        stack[-1][1] = key
+        return at + 1
+
     while True:
         pos = _skip_ws(text, pos)
         ch = text[pos] if pos < len(text) else ""
@@ -178,14 +190,7 @@ def _scan_slow(text: str, pos: int) -> tuple[Any, int]:
             else:
                 stack.append([container, None])
                 if ch == "{":
-                    if pos >= len(text) or text[pos] != '"':
-                        fail(pos, "looking for beginning of object key string")
-                    key, pos = string_at(pos)
-                    pos = _skip_ws(text, pos)
-                    if pos >= len(text) or text[pos] != ":":
-                        fail(pos, "after object key")
-                    stack[-1][1] = key
-                    pos += 1
+                    pos = key_at(pos)
                 continue
         elif ch == '"':
             value, pos = string_at(pos)
@@ -217,17 +222,7 @@ def _scan_slow(text: str, pos: int) -> tuple[Any, int]:
             pos = _skip_ws(text, pos)
             ch = text[pos] if pos < len(text) else ""
             if ch == ",":
-                pos += 1
-                if isinstance(container, Obj):
-                    pos = _skip_ws(text, pos)
-                    if pos >= len(text) or text[pos] != '"':
-                        fail(pos, "looking for beginning of object key string")
-                    key, pos = string_at(pos)
-                    pos = _skip_ws(text, pos)
-                    if pos >= len(text) or text[pos] != ":":
-                        fail(pos, "after object key")
-                    stack[-1][1] = key
-                    pos += 1
+                pos = key_at(pos + 1) if isinstance(container, Obj) else pos + 1
                 break
             if ch == ("}" if isinstance(container, Obj) else "]"):
                 stack.pop()

@@ -247,7 +247,10 @@ def _pump(proc: subprocess.Popen, out: _Output, err: _Output, run_deadline: floa
                 break
             limit = run_deadline if exited_at is None else exited_at + wait_delay
             for key, _ in sel.select(min(max(limit - now, 0), 0.05 if exited_at is None else 1.0)):
-                chunk = os.read(key.fd, 1 << 16)
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue
