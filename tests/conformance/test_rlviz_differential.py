@@ -4,8 +4,9 @@ Every mutant of ``rlviz_mutants.table`` (one labelled defect each, or a clean
 control) is judged by the real ``rlviz-validate`` and by mapc's validator, in
 parallel. The real verdict must be the one the table expects (so no mutation
 silently stops taking effect), and mapc's must equal it: pass or fail, the
-phase and kind of a failure, the whole report of a pass. Run with ``-s`` (and
-``-p no:xdist``) to see the agreement table; ``python -m
+phase and kind of a failure, the whole report of a pass; what only RLViz's
+published schemas forbid passes with a "beyond RLViz" warning. Run with ``-s``
+(and ``-p no:xdist``) to see the agreement table; ``python -m
 tests.conformance.rlviz_mutants`` prints it without pytest.
 """
 
@@ -52,3 +53,18 @@ def test_mapc_agrees_with_the_real_rlviz_on_every_mutant(differential):
                               differential[m.name][0].report, differential[m.name][1].report)
                      for m in MUTANTS if not agree(*differential[m.name])}
     assert not disagreements, agreement_table(MUTANTS, differential)
+
+
+#: What RLViz accepts but its published schemas forbid (#12: timestamps, id length, status values,
+#: null optional fields, a complete without warnings): mapc passes them, as RLViz does, with a warning.
+SCHEMA_ONLY = ("stream-timestamp-not-rfc3339", "stream-id-600-characters", "stream-trajectory-status-other",
+               "stream-null-timestamp", "stream-complete-without-warnings")
+
+
+def test_what_only_rlviz_schemas_forbid_passes_with_a_beyond_rlviz_warning(differential):
+    assert set(SCHEMA_ONLY) <= {m.name for m in MUTANTS}
+    flagged = {name: (differential[name][0].ok, differential[name][1].ok, differential[name][1].beyond)
+               for name in SCHEMA_ONLY}
+    assert all(real and mine and beyond >= 1 for real, mine, beyond in flagged.values()), flagged
+    built = differential["control-built-plugin"][1]
+    assert built.ok and built.beyond == 0, "mapc's own plugin meets RLViz's schemas"

@@ -89,6 +89,7 @@ class Verdict:
     kind: str | None = None
     report: dict = field(default_factory=dict)  # the success report, or the failure payload
     seconds: float = 0.0
+    beyond: int = 0  # mapc only: beyond-RLViz findings on a pass (warnings; failures with --strict)
 
     def label(self) -> str:
         if self.ok:
@@ -165,7 +166,7 @@ def run_mapc(case: Case, env: dict[str, str]) -> Verdict:
         report = validate(case.plugin, case.source, env=case_env(case, env))
     except ValidationFailure as exc:
         return Verdict(False, exc.phase, exc.kind, exc.payload(), time.monotonic() - start)
-    return Verdict(True, report=report.payload(), seconds=time.monotonic() - start)
+    return Verdict(True, report=report.payload(), seconds=time.monotonic() - start, beyond=report.findings.total)
 
 
 def fast_python_env() -> dict[str, str]:
@@ -206,19 +207,24 @@ def agree(real: Verdict, mine: Verdict) -> bool:
 
 
 def agreement_table(mutants: list[Mutant], results: dict[str, tuple[Verdict, Verdict]]) -> str:
-    """Cases and agreement per category, then every disagreement."""
-    rows = ["| category | cases | agreed | real RLViz passes | real RLViz fails |", "|---|---|---|---|---|"]
-    total = agreed_total = 0
+    """Cases and agreement per category (and how many passes mapc flags "beyond RLViz"), then every
+    disagreement."""
+    rows = ["| category | cases | agreed | real RLViz passes | real RLViz fails | passes beyond RLViz |",
+            "|---|---|---|---|---|---|"]
+    total = agreed_total = beyond_total = 0
     for category in CATEGORIES:
         names = [m.name for m in mutants if m.category == category]
         if not names:
             continue
         agreed = sum(agree(*results[n]) for n in names)
         passes = sum(results[n][0].ok for n in names)
-        rows.append(f"| {category} | {len(names)} | {agreed} | {passes} | {len(names) - passes} |")
+        beyond = sum(results[n][1].ok and results[n][1].beyond > 0 for n in names)
+        rows.append(f"| {category} | {len(names)} | {agreed} | {passes} | {len(names) - passes} | {beyond} |")
         total += len(names)
         agreed_total += agreed
-    rows.append(f"| **all** | {total} | {agreed_total} ({100 * agreed_total / max(total, 1):.1f}%) | | |")
+        beyond_total += beyond
+    rows.append(f"| **all** | {total} | {agreed_total} ({100 * agreed_total / max(total, 1):.1f}%) | | "
+                f"| {beyond_total} |")
     for m in mutants:
         real, mine = results[m.name]
         if not agree(real, mine):
