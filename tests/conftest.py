@@ -25,6 +25,28 @@ def shared_dir() -> Path:
     return SHARED
 
 
+#: Test files whose tests share one costly session fixture (every spec through the real RLViz; the
+#: 262 RLViz mutants): under pytest-xdist each file runs on one worker, so the fixture is built
+#: once, not once per worker. (``xdist_group`` marks would say this, but ``--dist loadgroup``
+#: does not group under pytest 9: it renames ``item._nodeid``, which pytest 9 no longer reads.)
+ONE_WORKER_FILES = ("tests/conformance/test_rlviz_conformance.py", "tests/conformance/test_rlviz_differential.py")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist load`` (the default), except that each of ``ONE_WORKER_FILES`` is one unit of work."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Scheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in ONE_WORKER_FILES else nodeid
+
+    return Scheduling(config, log)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """With ``MAPC_REQUIRE_HOSTS=1`` (set by ``.ci/run``) a skipped test fails: in CI no

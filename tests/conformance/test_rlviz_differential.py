@@ -6,7 +6,7 @@ parallel. The real verdict must be the one the table expects (so no mutation
 silently stops taking effect), and mapc's must equal it: pass or fail, the
 phase and kind of a failure, the whole report of a pass; what only RLViz's
 published schemas forbid passes with a "beyond RLViz" warning. Run with ``-s``
-(and ``-p no:xdist``) to see the agreement table; ``python -m
+(and ``-n 0``) to see the agreement table; ``python -m
 tests.conformance.rlviz_mutants`` prints it without pytest.
 """
 
