@@ -107,7 +107,10 @@ if BEHAVIOUR in ("stream child completes later", "stream child holds output"):
     import subprocess
     sys.stdout.flush()
     wait, text = (0.2, complete) if BEHAVIOUR == "stream child completes later" else (1.5, "")
-    subprocess.Popen(["sh", "-c", f"sleep {{wait}}; printf '%s\\n' '{{text}}'"])  # a shell starts fast
+    # The child waits for this process to exit (its pipe closes then), so its delay counts from the
+    # exit however loaded the machine is; a shell starts fast.
+    subprocess.Popen(["sh", "-c", f"cat > /dev/null; sleep {{wait}}; printf '%s\\n' '{{text}}'"],
+                     stdin=subprocess.PIPE)
     sys.exit(0)
 print(complete)
 '''
@@ -220,7 +223,7 @@ def test_probe_keys_match_case_insensitively_as_in_rlviz(tmp_path, source):
 
 def test_output_is_read_until_it_closes_not_until_the_adapter_exits(tmp_path, source):
     plugin = make_plugin(tmp_path, "stream child completes later")
-    assert validate(plugin, source).records == 5  # the child's complete record, 0.3 s after the exit, counts
+    assert validate(plugin, source).records == 5  # the child's complete record, 0.2 s after the exit, counts
     with pytest.raises(ValidationFailure, match="WaitDelay expired") as caught:
         validate(plugin, source, limits=host.Limits(wait_delay=0.05))
     assert (caught.value.phase, caught.value.kind) == ("stream", "execution")
