@@ -149,12 +149,10 @@ class _Walker:
         shape.values = seen
 
 
-def read_sample(path: Path, max_bytes: int) -> tuple[bytes, bool]:
-    """At most ``max_bytes`` from the start of a sample (decompressed when gzip, as the
-    generated adapters read it), and whether there was more."""
-    from mapc.runtime.mapping_rt import read_prefix
-
-    return read_prefix(path, max_bytes)
+def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    return data[:max_bytes], len(data) > max_bytes
 
 
 def profile(path: str | Path, *, container: str | None = None, max_bytes: int = MAX_BYTES,
@@ -169,7 +167,7 @@ def profile(path: str | Path, *, container: str | None = None, max_bytes: int = 
     path = Path(path)
     if path.is_dir():
         raise ProfileError(f"{path} is a directory, not a sample trace")
-    data, cut = read_sample(path, max_bytes)
+    data, cut = _read(path, max_bytes)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -6,13 +6,11 @@ stdout, and turns every problem with the source into either a counted warning
 (a recoverable omission) or a :class:`MappingError` with a one-line message.
 """
 
-import gzip
 import json
 import math
 import os
 import re
 import sys
-import zlib
 
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
@@ -338,20 +336,15 @@ class SourceFile:
         self.info = {"path": self.rel, "name": self.name, "stem": self.stem}
 
     def document(self, st):
-        """Parse the whole file (gzip-compressed or not) as one JSON document."""
+        """Parse the whole file as one JSON document."""
         size = os.path.getsize(self.path)
         if size > self.max_bytes:
             raise MappingError(
                 f"source is {size} bytes; this adapter reads at most {self.max_bytes}; "
                 "hint: raise source.max_bytes in the spec and rebuild"
             )
-        with open_source(self.path) as fh:
-            data = read_source(fh, self.max_bytes + 1)
-        if len(data) > self.max_bytes:  # only a compressed source gets here
-            raise MappingError(
-                f"source decompresses to more than {self.max_bytes} bytes; "
-                "hint: raise source.max_bytes in the spec and rebuild"
-            )
+        with open(self.path, "rb") as fh:
+            data = fh.read(self.max_bytes + 1)
         if not data.strip():
             raise MappingError("source is empty")
         try:
@@ -366,15 +359,14 @@ class SourceFile:
         members the mapping reads. A small file, or one that is not an object, is parsed
         whole by :meth:`document` (same result, same errors)."""
         size = os.path.getsize(self.path)
-        if size <= self.stream_above or size > self.max_bytes or is_gzip(self.path):
-            return self.document(st)  # a compressed document is read whole, within max_bytes
+        if size <= self.stream_above or size > self.max_bytes:
+            return self.document(st)
         reader = JsonDocumentReader(self.path, st)
         doc = reader.top_level(key, needed)
         return self.document(st) if doc is None else doc
 
     def lines(self, st, invalid="error"):
-        """Yield ``(line_number, value, location)`` per non-blank line, streaming (a gzip
-        source is decompressed as it is read; its locations have no byte range)."""
+        """Yield ``(line_number, value, location)`` per non-blank line, streaming."""
         limit = self.max_line_bytes
         offset = 0
         number = 0
@@ -387,10 +379,9 @@ class SourceFile:
         # one decoder for the whole file (json.loads with an option builds one per call);
         # raw_decode spares decode()'s two whitespace scans per line
         raw_decode = json.JSONDecoder(parse_constant=constant).raw_decode
-        with open_source(self.path) as fh:
-            compressed = isinstance(fh, gzip.GzipFile)
+        with open(self.path, "rb") as fh:
             while True:
-                raw = read_source(fh, limit + 1, line=True)
+                raw = fh.readline(limit + 1)
                 if not raw:
                     break
                 number += 1
@@ -433,9 +424,6 @@ class SourceFile:
                         )
                     raise json_error(exc, f"line {number}: ") from None
                 seen_data = True
-                if compressed:  # offsets into the decompressed text would not locate anything
-                    yield number, value, {"path": self.rel, "line": number}
-                    continue
                 yield number, value, {
                     "path": self.rel,
                     "line": number,
@@ -784,39 +772,10 @@ def missing_required(value, required):
 
 
 def read_prefix(path, limit):
-    """At most ``limit`` bytes from the start of ``path`` (decompressed when gzip); and
-    whether there was more. A corrupt gzip source reads as what it decompressed to."""
     with open(path, "rb") as fh:
         data = fh.read(limit + 1)
-    if data[:2] == b"\x1f\x8b":
-        with gzip.open(path, "rb") as fh:
-            try:
-                data = fh.read(limit + 1)
-            except (EOFError, OSError, zlib.error):
-                data = b""
     truncated = len(data) > limit
     return data[:limit], truncated
-
-
-def open_source(path):
-    """``path`` opened for reading bytes: decompressed as it is read when it is gzip
-    (recognised by its magic number, whatever its name)."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
-
-
-def is_gzip(path):
-    """Whether ``path`` starts with gzip's magic number."""
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def read_source(fh, size, line=False):
-    """``fh.read(size)`` or ``fh.readline(size)``; a corrupt or cut gzip stream is a
-    MappingError."""
-    try:
-        return fh.readline(size) if line else fh.read(size)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise MappingError(f"the gzip source is corrupt or cut short: {exc}") from None
 
 
 def parse_prefix(text):

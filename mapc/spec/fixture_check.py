@@ -121,13 +121,15 @@ def _is_json(line: str) -> bool:
 
 def container_problem(path: Path, container: str) -> tuple[str, str | None] | None:
     """``(what the fixture is, the right container)`` when ``container`` cannot read it."""
-    from mapc.profile import read_sample
-
     try:
-        data, cut = read_sample(path, CHECK_BYTES)
+        with open(path, "rb") as fh:
+            data = fh.read(CHECK_BYTES + 1)
     except OSError:
         return None
-    text = data.decode("utf-8", "ignore").lstrip("\ufeff")
+    if data[:2] == b"\x1f\x8b":
+        return None  # compressed: not for a text sniffer to judge
+    cut = len(data) > CHECK_BYTES
+    text = data[:CHECK_BYTES].decode("utf-8", "ignore").lstrip("\ufeff")
     kind = sniff(text, cut)
     if container == "json" and kind == "jsonl":
         return "JSON Lines (one JSON value per line)", "jsonl"

@@ -127,10 +127,3 @@ def test_recipe_tool_result_names_its_call_event_as_parent():
     events = {r["id"]: r for r in _records("recipe-tool-result-parent") if r["record_type"] == "event"}
     (result,) = [e for e in events.values() if e["kind"] == "observation"]
     assert result["parent_id"] == "call-1" and events["call-1"]["kind"] == "tool"
-
-
-def test_gzip_source_is_read_transparently():
-    events = [r for r in _records("gzip-sources") if r["record_type"] == "event"]
-    assert [e["input"]["content"] for e in events] == ["2+2?", "4", "hi"]
-    # a line of the decompressed text, without byte offsets into it
-    assert [e["source"] for e in events] == [{"path": "episodes.jsonl.gz", "line": n} for n in (1, 1, 2)]
