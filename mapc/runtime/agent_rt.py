@@ -2,17 +2,30 @@
 
 Shared by the RELAI runner and the cap-evolve adapter. The agent command is an
 argv list (never a shell), placeholders are filled by plain substitution (no
-``str.format`` attribute access), output is captured to temporary files and
-read back bounded, and a timeout kills the whole process group.
+``str.format`` attribute access), only the last 64 KiB of its stdout and
+stderr are kept (in memory, never on disk), and when it ends or times out
+every process it started is ended: its process group, and any process that
+left the group (``setsid``) but still carries the run's marker in its
+environment. The trace it leaves is mapped within bounds (size, records, time).
 """
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
+import time
 
 MAX_CAPTURE = 64 * 1024
+#: Environment variable that marks every process of one agent run (found again in /proc).
+AGENT_RUN_MARKER = "MAPC_AGENT_RUN"
+#: Bounds on the trace a runner maps, in memory: each can be raised through its variable.
+RUNNER_LIMITS = {
+    "MAPC_MAX_TRACE_MB": 32,
+    "MAPC_MAX_TRACE_RECORDS": 100000,
+    "MAPC_MAX_MAPPING_SECONDS": 60,
+}
 
 
 def fill_placeholders(template, values):
@@ -49,12 +62,78 @@ def inside(base, path):
     return full
 
 
-def _tail(fh):
-    fh.seek(0, os.SEEK_END)
-    size = fh.tell()
-    fh.seek(max(0, size - MAX_CAPTURE))
-    data = fh.read().decode("utf-8", "replace")
-    return ("..." if size > MAX_CAPTURE else "") + data
+class CaptureTail:
+    """The last ``MAX_CAPTURE`` bytes of a stream, and how many bytes it carried."""
+
+    def __init__(self):
+        self.data = b""
+        self.total = 0
+
+    def add(self, chunk):
+        self.total += len(chunk)
+        self.data = (self.data + chunk)[-MAX_CAPTURE:]
+
+    def text(self):
+        return ("..." if self.total > MAX_CAPTURE else "") + self.data.decode("utf-8", "replace")
+
+
+def capture_ready(sel, tails, timeout):
+    """Read what is ready within ``timeout`` seconds; a stream at its end is unregistered."""
+    for key, _ in sel.select(timeout):
+        chunk = os.read(key.fd, 65536)
+        if chunk:
+            tails[key.data].add(chunk)
+        else:
+            sel.unregister(key.fileobj)
+
+
+def agent_exited(proc):
+    """True once the agent has exited; it is left unreaped, so its process group stays ours."""
+    if not hasattr(os, "waitid"):  # macOS before Python 3.13: poll() reaps it
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def marked_processes(marker):
+    """Process ids whose environment carries ``marker`` (Linux /proc; elsewhere none)."""
+    needle = f"\0{AGENT_RUN_MARKER}={marker}\0".encode()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = b"\0" + fh.read() + b"\0"
+        except OSError:
+            continue
+        if needle in environ:
+            found.append(int(name))
+    return found
+
+
+def end_agent_processes(proc, marker):
+    """SIGKILL the agent's process group and every process carrying its marker, then reap it."""
+    for _ in range(5):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        left = marked_processes(marker)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not left:
+            break
+    proc.wait()
 
 
 def run_command(argv, *, cwd, timeout, env_extra=None):
@@ -63,56 +142,113 @@ def run_command(argv, *, cwd, timeout, env_extra=None):
     ``ok`` (exit 0), ``failed`` (nonzero exit), ``timeout`` (killed after
     ``timeout`` seconds), or ``not_found`` (the program could not be started);
     plus ``returncode``, ``stdout`` and ``stderr`` (tails, at most 64 KiB each)
-    and a one-line ``message``.
+    and a one-line ``message``. Whatever happens, no process it started
+    outlives it.
     """
+    marker = f"{os.getpid()}-{os.urandom(8).hex()}"
     env = dict(os.environ)
     env.update(env_extra or {})
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=env,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return {
-                "status": "not_found",
-                "returncode": None,
-                "stdout": "",
-                "stderr": "",
-                "message": f"cannot start {argv[0]!r}: {exc.strerror or exc}",
-            }
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.wait()
-            return {
-                "status": "timeout",
-                "returncode": None,
-                "stdout": _tail(out),
-                "stderr": _tail(err),
-                "message": f"the agent did not finish within {timeout:g} s and was stopped",
-            }
-        result = {
-            "status": "ok" if code == 0 else "failed",
-            "returncode": code,
-            "stdout": _tail(out),
-            "stderr": _tail(err),
-            "message": "",
+    env[AGENT_RUN_MARKER] = marker
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return {
+            "status": "not_found",
+            "returncode": None,
+            "stdout": "",
+            "stderr": "",
+            "message": f"cannot start {argv[0]!r}: {exc.strerror or exc}",
         }
-        if code != 0:
-            last = [ln for ln in result["stderr"].splitlines() if ln.strip()]
-            detail = f": {last[-1].strip()[:300]}" if last else ""
-            result["message"] = f"the agent exited with status {code}{detail}"
-        return result
+    tails = {"stdout": CaptureTail(), "stderr": CaptureTail()}
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        try:
+            while not agent_exited(proc) and time.monotonic() < deadline:
+                if sel.get_map():
+                    capture_ready(sel, tails, min(0.1, max(0.0, deadline - time.monotonic())))
+                else:
+                    time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+            timed_out = not agent_exited(proc)
+        finally:
+            end_agent_processes(proc, marker)
+            drain_until = time.monotonic() + 1.0
+            while sel.get_map() and time.monotonic() < drain_until:
+                capture_ready(sel, tails, 0.1)
+            proc.stdout.close()
+            proc.stderr.close()
+    result = {
+        "status": "ok" if proc.returncode == 0 else "failed",
+        "returncode": proc.returncode,
+        "stdout": tails["stdout"].text(),
+        "stderr": tails["stderr"].text(),
+        "message": "",
+    }
+    if timed_out:
+        result.update(status="timeout", returncode=None)
+        result["message"] = f"the agent did not finish within {timeout:g} s and was stopped"
+    elif proc.returncode != 0:
+        last = [ln for ln in result["stderr"].splitlines() if ln.strip()]
+        detail = f": {last[-1].strip()[:300]}" if last else ""
+        result["message"] = f"the agent exited with status {proc.returncode}{detail}"
+    return result
+
+
+def runner_limit(name):
+    """One of ``RUNNER_LIMITS``: the positive number in the environment variable ``name``,
+    else the default."""
+    try:
+        value = float(os.environ[name])
+    except (KeyError, ValueError):
+        return RUNNER_LIMITS[name]
+    return value if value > 0 else RUNNER_LIMITS[name]
+
+
+def bounded_mapping(map_source):
+    """``map_source`` within a runner's bounds: a runner keeps every record in memory, so it
+    refuses a source over ``MAPC_MAX_TRACE_MB`` and stops with a MappingError past
+    ``MAPC_MAX_TRACE_RECORDS`` records or ``MAPC_MAX_MAPPING_SECONDS`` seconds."""
+    max_mb = runner_limit("MAPC_MAX_TRACE_MB")
+    max_records = runner_limit("MAPC_MAX_TRACE_RECORDS")
+    seconds = runner_limit("MAPC_MAX_MAPPING_SECONDS")
+
+    def run(src, st, emit):
+        size = os.path.getsize(src.path)
+        if size > max_mb * 1e6:
+            raise MappingError(
+                f"it has {size:,} bytes, more than the {max_mb:g} MB a runner maps "
+                "(raise MAPC_MAX_TRACE_MB to map it)"
+            )
+        deadline = time.monotonic() + seconds
+        count = 0
+
+        def bounded_emit(record):
+            nonlocal count
+            count += 1
+            if count > max_records:
+                raise MappingError(
+                    f"it holds more than {max_records:g} records, the most a runner maps "
+                    "(raise MAPC_MAX_TRACE_RECORDS to map it)"
+                )
+            if time.monotonic() > deadline:
+                raise MappingError(
+                    f"mapping it took more than {seconds:g} s "
+                    "(raise MAPC_MAX_MAPPING_SECONDS to allow more)"
+                )
+            emit(record)
+
+        return map_source(src, st, bounded_emit)
+
+    return run
 
 
 def write_input_file(directory, task_input):

@@ -290,7 +290,7 @@ def capevolve_run(task_id, row, ctx, seed, program):
     rel = os.path.relpath(trace, root).replace(os.sep, "/")
     try:
         src = SourceFile(trace, None, program["max_bytes"], program["max_line_bytes"])
-        records, st = collect_records(program["map_source"], src)
+        records, st = collect_records(bounded_mapping(program["map_source"]), src)
     except Exception as exc:  # the trace does not fit the spec: a failed run, not a crash
         return capevolve_error_rollout(task_id, f"cannot map the trace {rel}: {one_line(exc)}")
     entry, problem = capevolve_pick(group_trajectories(records), records, task_id, seed)

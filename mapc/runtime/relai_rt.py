@@ -11,6 +11,7 @@ result that cannot be written at all makes the runner exit nonzero.
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 
@@ -356,7 +357,7 @@ def relai_run_task(task_id, program, environ, log):
     try:
         src = SourceFile(trace, root, program["max_bytes"], program["max_line_bytes"])
         records, st, entry, scope, evaluations, errors = evaluate_trace(
-            program["map_source"],
+            bounded_mapping(program["map_source"]),
             src,
             task,
             program["functions"],
@@ -441,6 +442,26 @@ def relai_marker(secrets):
     return ""
 
 
+def relai_output_problem(path):
+    """Why the result cannot go to ``path``, or None: only a new path or a regular file is
+    replaced, never a named pipe, device, folder or symbolic link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # nothing there (or no way there: writing says why)
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe"
+    elif stat.S_ISDIR(mode):
+        kind = "a folder"
+    elif stat.S_ISLNK(mode):
+        kind = "a symbolic link"
+    else:
+        kind = "a device or socket"
+    return f"it is {kind}, not a regular file (give --output a new path or a regular file)"
+
+
 def relai_write_result(path, result):
     """Write the result as UTF-8 JSON atomically: RELAI never reads half a file."""
     text = json.dumps(result, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
@@ -450,6 +471,9 @@ def relai_write_result(path, result):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        problem = relai_output_problem(path)
+        if problem:
+            raise ValueError(problem)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -491,6 +515,10 @@ def relai_main(argv, program):
     if not output:
         sys.stderr.write("error: usage: run.py --task-id ID --output PATH (RELAI appends both)\n")
         return 2
+    problem = relai_output_problem(output)
+    if problem:  # refused before the agent runs: nothing is replaced
+        sys.stderr.write(f"error: cannot write the result to {output}: {problem}\n")
+        return 1
     secrets = relai_secrets(program["sensitive_env"], os.environ)
     marker = relai_marker(secrets)
     log = []

@@ -229,3 +229,20 @@ def test_example_rollouts_and_scores(example_adapter, tmp_path):
     assert solved_score["reward"] == pytest.approx((3 + 1 + (1 - 10 / 30)) / 5)
     assert json.loads(json.dumps(failed))["trace"]["format"] == "tau-bench-historical"
     assert proc.stdout == b""
+
+
+@pytest.mark.parametrize("variable, value, reason", [
+    ("MAPC_MAX_TRACE_MB", "0.00005", "it has 74 bytes, more than the 5e-05 MB a runner maps "
+                                     "(raise MAPC_MAX_TRACE_MB to map it)"),
+    ("MAPC_MAX_TRACE_RECORDS", "2", "it holds more than 2 records, the most a runner maps "
+                                    "(raise MAPC_MAX_TRACE_RECORDS to map it)"),
+    ("MAPC_MAX_MAPPING_SECONDS", "1e-9", "mapping it took more than 1e-09 s (raise MAPC_MAX_MAPPING_SECONDS to allow more)"),
+])
+def test_run_target_maps_a_trace_within_bounds(replay, tmp_path, variable, value, reason):
+    """run_target keeps a whole trace in memory: past a bound it is an errored rollout, not 4 GB."""
+    out, _ = replay
+    results, _ = drive(out, [{"op": "run", "task": "q1", "seed": 0}, {"op": "score", "task": "q1"}],
+                       cwd=tmp_path, env=host_env(**{variable: value}))
+    rollout, score = results
+    assert rollout["error"] == f"cannot map the trace traces/q1/trial-0.jsonl: {reason}" and rollout["trace"] is None
+    assert score["reward"] == 0.0 and reason in score["feedback"]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -71,8 +76,6 @@ def test_run_agent_runs_the_command_and_finds_the_trace(tmp_path):
     (tmp_path / "agent.py").write_text(SCRIPT)
     trace, err = rt.run_agent(AGENT, {"id": "t1", "input": {"q": 1}}, project_root=str(tmp_path), seed=7)
     assert err is None
-    import json
-
     row = json.loads(open(trace).read())
     assert row == {"task": "t1", "seed": "7", "env_seed": "7", "mode": "t-t1", "input": {"q": 1},
                    "cwd": str(tmp_path)}
@@ -99,3 +102,66 @@ def test_replay(tmp_path):
     assert rt.run_agent(agent, {"id": "t1"}, project_root=str(tmp_path)) == (str(tmp_path / "rec" / "t1.json"), None)
     trace, err = rt.run_agent(agent, {"id": "t2"}, project_root=str(tmp_path))
     assert trace is None and "no recorded trace" in err
+
+
+# -- every process the agent started ends with it; its output never goes to disk ---------------
+
+# The agent starts a grandchild that leaves the agent's session and process group (setsid), waits
+# until it has, writes its pid, then exits or sleeps past the timeout.
+SETSID_AGENT = r"""
+import os, subprocess, sys, time
+ready = sys.argv[1] + ".ready"
+child = subprocess.Popen([sys.executable, "-c",
+                          "import os, sys, time; os.setsid(); open(sys.argv[1], 'w').close(); time.sleep(120)", ready])
+while not os.path.exists(ready):
+    time.sleep(0.01)
+open(sys.argv[1], "w").write(str(child.pid))
+if sys.argv[2] == "sleep":
+    time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finding escaped processes needs /proc (Linux)")
+@pytest.mark.parametrize("mode, status", [("sleep", "timeout"), ("exit", "ok")])
+def test_a_setsid_grandchild_does_not_outlive_the_run(tmp_path, mode, status):
+    (tmp_path / "agent.py").write_text(SETSID_AGENT)
+    pid_file = tmp_path / "grandchild.pid"
+    out = rt.run_command([sys.executable, "agent.py", str(pid_file), mode], cwd=tmp_path, timeout=5)
+    pid = int(pid_file.read_text())
+    try:
+        assert out["status"] == status, out
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), f"grandchild {pid} outlived the run"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+FLOOD = "import sys\nfor _ in range(320):\n    sys.stdout.write('x' * 65536)\nsys.stdout.write('END')\n"
+UNDER_FILE_SIZE_LIMIT = r"""
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # no file of this process tree past 1 MiB
+from mapc.runtime import agent_rt as rt
+r = rt.run_command([sys.executable, "-c", sys.argv[1]], cwd=sys.argv[2], timeout=120)
+print(json.dumps({"status": r["status"], "stdout": r["stdout"], "message": r["message"]}))
+"""
+
+
+def test_agent_output_is_kept_as_a_bounded_tail_never_on_disk(tmp_path):
+    """20 MiB on stdout: only its last 64 KiB are kept, in memory (a file would hit the 1 MiB limit)."""
+    proc = subprocess.run([sys.executable, "-c", UNDER_FILE_SIZE_LIMIT, FLOOD, str(tmp_path)],
+                          capture_output=True, text=True, timeout=180)
+    out = json.loads(proc.stdout)
+    assert out["status"] == "ok", out["message"]
+    assert out["stdout"].startswith("...") and out["stdout"].endswith("END")
+    assert len(out["stdout"]) == rt.MAX_CAPTURE + 3

@@ -160,15 +160,14 @@ def _runtime_unit(name: str) -> str:
 def test_mapcs_own_runner_is_expected_but_an_edited_copy_is_flagged():
     source = _runtime_unit("run_command")
     findings, behaviours = codescan.scan_source("run.py", source, target="relai")
-    assert findings == [] and [b.call for b in behaviours if b.function == "run_command"] == [
-        "tempfile.TemporaryFile", "tempfile.TemporaryFile", "subprocess.Popen"]
+    assert findings == [] and [b.call for b in behaviours if b.function == "run_command"] == ["subprocess.Popen"]
     edited = source.replace("start_new_session=True,", "start_new_session=True, shell=True,")
     findings, _ = codescan.scan_source("run.py", edited, target="relai")
     # an edited function is no longer mapc's: every process and file operation in it is flagged
-    assert [f.code for f in findings] == ["file_write", "file_write", "shell"]
+    assert [f.code for f in findings] == ["shell"]
     extra_arg = source.replace("list(argv),", "list(argv) + ['--exfiltrate'],")
     findings, _ = codescan.scan_source("run.py", extra_arg, target="relai")
-    assert [f.code for f in findings] == ["file_write", "file_write", "subprocess"]
+    assert [f.code for f in findings] == ["subprocess"]
 
 
 @pytest.mark.parametrize("code, expected", [
