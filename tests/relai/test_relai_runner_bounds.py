@@ -75,3 +75,12 @@ def test_an_existing_regular_file_is_replaced(replay_project, tmp_path):
     out.write_text("old result")
     proc = run_runner(replay_project, ADAPTER, "request/create", out)
     assert proc.returncode == 0 and read_result(out)["task_id"] == "request/create"
+
+
+def test_a_device_as_output_is_refused(replay_project):
+    """A device is not replaced by a regular file (running as root, the old runner did)."""
+    proc = run_runner(replay_project, ADAPTER, "request/create", "/dev/null")
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: cannot write the result to /dev/null: it is a device or socket, not a regular "
+        "file (give --output a new path or a regular file)\n")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
