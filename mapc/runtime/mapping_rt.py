@@ -491,6 +491,7 @@ class JsonDocumentReader:
     """
 
     CHUNK = 1 << 20
+    opened = 0  # documents read this way (tests check the streamed path was taken)
     #: a value must end this far before the buffer's end (unless the file ends): a number
     #: cut by the buffer's end would otherwise decode as a shorter one
     MARGIN = 64
@@ -507,6 +508,7 @@ class JsonDocumentReader:
     def open(self):
         import codecs
 
+        JsonDocumentReader.opened += 1
         self.fh = open(self.path, "rb")  # noqa: SIM115 - closed at the end or by the GC
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         head = self.fh.read(3)
