@@ -682,8 +682,7 @@ def startup_times(repeats: int, work: Path, log) -> list[dict]:
     for name, argv, cwd, env in cases:
         med = statistics.median
         item = {"name": name, "wall_ms": med(r.wall for r in runs[name]) * 1000,
-                "cpu_ms": med(r.cpu for r in runs[name]) * 1000, "import_ms": import_ms(argv, cwd, env),
-                "rss_mib": max(r.rss_kib for r in runs[name]) / 1024}
+                "cpu_ms": med(r.cpu for r in runs[name]) * 1000, "import_ms": import_ms(argv, cwd, env)}
         log(f"  {name}: wall {item['wall_ms']:.0f} ms, cpu {item['cpu_ms']:.0f} ms, "
             f"imports {item['import_ms']:.0f} ms")
         results.append(item)
@@ -691,11 +690,11 @@ def startup_times(repeats: int, work: Path, log) -> list[dict]:
 
 
 def startup_table(results: list[dict]) -> str:
-    out = ["| process | wall ms | CPU ms | imports ms (`-X importtime`) | peak RSS MiB |",
-           "|---|---:|---:|---:|---:|"]
+    # no peak RSS: a process this short often ends before /proc shows its VmHWM
+    out = ["| process | wall ms | CPU ms | imports ms (`-X importtime`) |",
+           "|---|---:|---:|---:|"]
     for r in results:
-        out.append(f"| {r['name']} | {r['wall_ms']:.0f} | {r['cpu_ms']:.0f} | {r['import_ms']:.0f} | "
-                   f"{r['rss_mib']:.1f} |")
+        out.append(f"| {r['name']} | {r['wall_ms']:.0f} | {r['cpu_ms']:.0f} | {r['import_ms']:.0f} |")
     return "\n".join(out)
 
 
