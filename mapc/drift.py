@@ -283,7 +283,7 @@ def _unread_fields(new: Profile, baseline: list[Profile], reads) -> list[DriftIt
 
 
 def format_drift(r: DriftReport) -> str:
-    unit = "line(s)" if r.container == "jsonl" else "document"
+    unit = {"jsonl": "line(s)", "csv": "row(s)"}.get(r.container, "document")
     base = f"baseline: fixtures {', '.join(r.baseline)}" if r.baseline else "no fixtures: no baseline to compare types with"
     lines = [f"mapc drift: {r.spec} vs {r.sample} ({r.records} {unit} profiled; {base})"]
     groups = [

@@ -184,7 +184,7 @@ class _Walker:
 
     def walk(self) -> list[Read]:
         spec = self.spec
-        jsonl = spec.source.container == "jsonl"
+        jsonl = spec.source.streams_lines
         probe = spec.source.probe
         for keys in probe.require:
             self.add(".".join(keys), "source.probe.require", "trace", True)

@@ -252,6 +252,9 @@ def _agent_constant(text: str):
     return None
 
 
+_CONTAINER_TEXT = {"jsonl": "JSON Lines", "csv": "CSV with a header row", "json": "one JSON document"}
+
+
 def _describe_spec(spec, r: Review) -> None:
     from mapc.reads import read_paths, spec_reads
     from mapc.streaming import stream_plan
@@ -264,7 +267,7 @@ def _describe_spec(spec, r: Review) -> None:
     r.reads = {
         "format": src.format,
         "container": src.container,
-        "relative_to": "each line" if src.container == "jsonl" else "the document",
+        "relative_to": {"jsonl": "each line", "csv": "each row"}.get(src.container, "the document"),
         "probe": {"bytes": src.probe.bytes, "lines": src.probe.lines, "require": list(src.probe.require_text),
                   "when": src.probe.when.text if src.probe.when else None},
         "limits": {"max_bytes": src.max_bytes, "max_line_bytes": src.max_line_bytes},
@@ -332,12 +335,12 @@ def format_review(r: Review) -> str:
     if r.reads:
         rd = r.reads
         lines += ["", "WHAT IT READS",
-                  f"  source format {rd['format']} ({'JSON Lines' if rd['container'] == 'jsonl' else 'one JSON document'})"]
+                  f"  source format {rd['format']} ({_CONTAINER_TEXT.get(rd['container'], 'one JSON document')})"]
         probe = rd["probe"]
         cond = [f"requires {', '.join(probe['require'])}"] if probe["require"] else []
         if probe["when"]:
             cond.append(f"when {probe['when']}")
-        lines.append(f"  probe: at most {probe['bytes']} bytes" + (f" / {probe['lines']} lines" if rd["container"] == "jsonl"
+        lines.append(f"  probe: at most {probe['bytes']} bytes" + (f" / {probe['lines']} lines" if rd["container"] != "json"
                                                                  else "") + (f"; {'; '.join(cond)}" if cond else ""))
         lines.append(f"  source field paths ({len(rd['paths'])}, relative to {rd['relative_to']}):")
         width = min(48, max((len(p) for p in rd["paths"]), default=0))

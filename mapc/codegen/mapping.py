@@ -83,7 +83,7 @@ class MappingGenerator:
     def __init__(self, spec: ir.Spec, exprs: ExprTable):
         self.spec = spec
         self.x = exprs
-        self.jsonl = spec.source.container == "jsonl"
+        self.jsonl = spec.source.streams_lines  # jsonl or csv: one value per line / row
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
         # trajectory signals and artifacts that name their event (`event_id`)
@@ -171,7 +171,7 @@ class MappingGenerator:
             )
             w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
             if self.jsonl:
-                w.comment("jsonl: lines are read one at a time at the level with `each: \"@\"`")
+                w.comment(f"{self.spec.source.container}: lines are read one at a time at the level with `each: \"@\"`")
                 w.line("doc = None")
             else:
                 if self.stream is None:
@@ -216,8 +216,13 @@ class MappingGenerator:
             uses_index = "index" in self.used_vars
             if uses_index:
                 w.line("line_index = -1")
-            w.comment("each line of the jsonl source (records." + ("events" if name == "events" else name) + ".each)")
-            w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
+            level = "records." + ("events" if name == "events" else name) + ".each"
+            if self.spec.source.container == "csv":
+                w.comment(f"each row of the csv source, an object keyed by the header ({level})")
+                w.line("for line, el0, srcloc in csv_rows(st.src, st, CSV_COLUMNS, CSV_DELIMITER, INVALID_LINES):")
+            else:
+                w.comment(f"each line of the jsonl source ({level})")
+                w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
             w.level += 1
             if uses_index:
                 w.line("line_index += 1")

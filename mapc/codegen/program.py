@@ -62,6 +62,11 @@ def _constants(spec: ir.Spec) -> str:
     w.line(f"MAX_LINE_BYTES = {src.max_line_bytes}")
     w.comment("source.invalid_lines: what an undecodable jsonl line does")
     w.line(f"INVALID_LINES = {literal(src.invalid_lines)}")
+    if src.container == "csv":
+        w.comment("source.columns: csv column types by header name (others are text)")
+        w.line(f"CSV_COLUMNS = {literal(dict(src.columns))}")
+        w.comment("source.delimiter: csv field separator")
+        w.line(f"CSV_DELIMITER = {literal(src.delimiter)}")
     w.comment("tables: lookup tables ($tables)")
     w.line(f"TABLES = {literal(dict(spec.tables))}")
     return w.text()
@@ -101,9 +106,10 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
             arg = "when"
         else:
             arg = "None"
+        csv_format = ", (CSV_COLUMNS, CSV_DELIMITER)" if spec.source.container == "csv" else ""
         w.line(
             f"return probe_source(path, CONTAINER, limit, PROBE_LINES, REQUIRED, {arg}, "
-            "PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT)"
+            f"PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT{csv_format})"
         )
     return w.text()
 

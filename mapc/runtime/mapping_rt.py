@@ -6,11 +6,14 @@ stdout, and turns every problem with the source into either a counted warning
 (a recoverable omission) or a :class:`MappingError` with a one-line message.
 """
 
+import csv
+import gzip
 import json
 import math
 import os
 import re
 import sys
+import zlib
 
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
@@ -19,6 +22,7 @@ _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-
 STATUSES = ("running", "completed", "failed", "cancelled")
 STREAM_ABOVE_BYTES = 4 << 20
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class MappingError(Exception):
@@ -336,15 +340,22 @@ class SourceFile:
         self.info = {"path": self.rel, "name": self.name, "stem": self.stem}
 
     def document(self, st):
-        """Parse the whole file as one JSON document."""
+        """Parse the whole file as one JSON document (gzip: the decompressed bytes are
+        bounded by ``max_bytes`` as a plain file is)."""
         size = os.path.getsize(self.path)
         if size > self.max_bytes:
             raise MappingError(
                 f"source is {size} bytes; this adapter reads at most {self.max_bytes}; "
                 "hint: raise source.max_bytes in the spec and rebuild"
             )
-        with open(self.path, "rb") as fh:
-            data = fh.read(self.max_bytes + 1)
+        fh, gz = open_source(self.path)
+        with fh:
+            data = gzip_read(fh.read, self.max_bytes + 1) if gz else fh.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:
+            raise MappingError(
+                f"source decompresses to more than {self.max_bytes} bytes; "
+                f"this adapter reads at most {self.max_bytes}"
+            )
         if not data.strip():
             raise MappingError("source is empty")
         try:
@@ -356,10 +367,11 @@ class SourceFile:
     def streamed_document(self, st, key, needed):
         """The document, with its top-level array ``key`` left on disk to be read one
         element at a time (:func:`streamed_elements`); ``needed`` are the other top-level
-        members the mapping reads. A small file, or one that is not an object, is parsed
-        whole by :meth:`document` (same result, same errors)."""
+        members the mapping reads. A small file, one that is not an object, or a gzipped
+        one is parsed whole by :meth:`document` (same result, same errors; bounded by
+        ``max_bytes`` after decompression)."""
         size = os.path.getsize(self.path)
-        if size <= self.stream_above or size > self.max_bytes:
+        if size <= self.stream_above or size > self.max_bytes or is_gzip(self.path):
             return self.document(st)
         reader = JsonDocumentReader(self.path, st)
         doc = reader.top_level(key, needed)
@@ -379,9 +391,10 @@ class SourceFile:
         # one decoder for the whole file (json.loads with an option builds one per call);
         # raw_decode spares decode()'s two whitespace scans per line
         raw_decode = json.JSONDecoder(parse_constant=constant).raw_decode
-        with open(self.path, "rb") as fh:
+        fh, gz = open_source(self.path)
+        with fh:
             while True:
-                raw = fh.readline(limit + 1)
+                raw = gzip_read(fh.readline, limit + 1) if gz else fh.readline(limit + 1)
                 if not raw:
                     break
                 number += 1
@@ -424,6 +437,9 @@ class SourceFile:
                         )
                     raise json_error(exc, f"line {number}: ") from None
                 seen_data = True
+                if gz:  # offsets into the decompressed text would point nowhere in the file
+                    yield number, value, {"path": self.rel, "line": number}
+                    continue
                 yield number, value, {
                     "path": self.rel,
                     "line": number,
@@ -455,7 +471,6 @@ class SourceFile:
                     st.warn("source.siblings", f"{name} is not valid JSON; ignored")
                     return None
         return None
-
 
 
 class StreamedArray(list):
@@ -727,6 +742,203 @@ class JsonDocumentReader:
         self.end()
 
 
+_CSV_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_CSV_BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+
+
+def csv_number(cell):
+    """A number cell: an integer when it is written as one, else a finite float."""
+    if not _CSV_NUMBER.fullmatch(cell):
+        raise ValueError
+    if cell.lstrip("+-").isdigit():
+        return int(cell)
+    return float(cell)
+
+
+def csv_integer(cell):
+    """An integer cell (``3`` or ``3.0``, as pandas writes integers beside empty cells)."""
+    value = csv_number(cell)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError
+        return int(value)
+    return value
+
+
+def csv_boolean(cell):
+    """A boolean cell: true/false in any case (Python's True/False) or 1/0."""
+    return _CSV_BOOLEANS[cell.lower()]
+
+
+def csv_json(cell):
+    """A cell that holds JSON text (an object, a list, ...)."""
+    return json.loads(cell)
+
+
+CSV_TYPE_TEXT = {"number": "a number", "integer": "an integer", "boolean": "true or false",
+                 "json": "JSON"}
+CSV_CONVERTERS = {
+    "number": csv_number,
+    "integer": csv_integer,
+    "boolean": csv_boolean,
+    "json": csv_json,
+}
+
+
+def csv_header(row, columns, where):
+    """``(names, typed)`` from a header row: ``typed`` lists ``(index, name, type)`` of
+    the columns that ``columns`` (name -> type) declares; a bad header is a MappingError."""
+    seen = set()
+    for i, name in enumerate(row):
+        if not name.strip():
+            raise MappingError(f"{where}the header's column {i + 1} has no name")
+        if name in seen:
+            raise MappingError(f"{where}the header names column {name!r} twice")
+        seen.add(name)
+    for name in columns:
+        if name not in seen:
+            raise MappingError(
+                f"{where}source.columns names {name!r}, which is not in the header"
+            )
+    typed = [(i, name, columns[name]) for i, name in enumerate(row) if name in columns]
+    return list(row), typed
+
+
+def csv_record(names, typed, row, where):
+    """One data row as an object (header names as keys); a typed column's empty cell is
+    null. Raises ValueError with a one-line message for a ragged row or a bad cell."""
+    if len(row) != len(names):
+        raise ValueError(f"{where}{len(row)} fields, the header has {len(names)}")
+    rec = dict(zip(names, row))
+    for i, name, kind in typed:
+        cell = row[i].strip()
+        if not cell:
+            rec[name] = None
+            continue
+        try:
+            rec[name] = CSV_CONVERTERS[kind](cell)
+        except (ValueError, KeyError, RecursionError):
+            shown = cell if len(cell) <= 40 else cell[:37] + "..."
+            raise ValueError(f"{where}column {name}: {shown!r} is not {CSV_TYPE_TEXT[kind]}") from None
+    return rec
+
+
+def csv_rows(src, st, columns, delimiter, invalid="error"):
+    """Yield ``(line, row, location)`` per data row of a CSV source with a header row,
+    streaming. Each physical line, and each row (quoted cells may span lines), is bounded
+    by ``max_line_bytes``; ``line`` is where the row starts."""
+    limit = src.max_line_bytes
+    pos = [0, 0, 0, 0]  # lines read, bytes read, end-of-line bytes of the last line, row start
+    fh, gz = open_source(src.path)
+
+    def physical_lines():
+        while True:
+            raw = gzip_read(fh.readline, limit + 1) if gz else fh.readline(limit + 1)
+            if not raw:
+                return
+            pos[0] += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise MappingError(f"line {pos[0]}: longer than {limit} bytes")
+            pos[1] += len(raw)
+            pos[2] = len(raw) - len(raw.rstrip(b"\r\n"))
+            if pos[1] - pos[3] > limit:
+                raise MappingError(f"line {pos[0]}: a row longer than {limit} bytes")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise MappingError(f"line {pos[0]}: invalid UTF-8") from None
+            yield text[1:] if pos[0] == 1 and text.startswith("\ufeff") else text
+
+    csv.field_size_limit(max(csv.field_size_limit(), limit))
+    reader = csv.reader(physical_lines(), delimiter=delimiter, strict=True)
+    names = None
+    rows = 0
+    with fh:
+        while True:
+            line, pos[3] = pos[0] + 1, pos[1]
+            try:
+                row = next(reader, None)
+            except csv.Error as exc:
+                raise MappingError(f"line {line}: not valid CSV: {exc}") from None
+            if row is None:
+                break
+            if not row:
+                continue  # a blank line
+            if names is None:
+                names, typed = csv_header(row, columns, f"line {line}: ")
+                continue
+            try:
+                rec = csv_record(names, typed, row, f"line {line}: ")
+            except ValueError as exc:
+                if invalid == "skip":
+                    st.warn("source", f"{exc}; skipped")
+                    continue
+                raise MappingError(str(exc)) from None
+            rows += 1
+            if gz:
+                yield line, rec, {"path": src.rel, "line": line}
+            else:
+                length = pos[1] - pos[3] - pos[2]
+                yield line, rec, {"path": src.rel, "line": line, "byte_offset": pos[3],
+                                  "byte_length": length}
+    if names is None:
+        raise MappingError("source is empty")
+    if not rows:
+        raise MappingError("source has a header row and no data rows")
+
+
+def csv_probe_values(text, truncated, max_rows, csv_format):
+    """The first rows of a CSV prefix as objects, or a reason string when they are not
+    CSV the adapter reads (a row cut off by the end of the prefix is left out)."""
+    columns, delimiter = csv_format
+    lines = text.splitlines(keepends=True)
+    if truncated and lines and not lines[-1].endswith(("\n", "\r")):
+        lines.pop()
+    reader = csv.reader(lines, delimiter=delimiter, strict=True)
+    names, values = None, []
+    try:
+        for row in reader:
+            if not row:
+                continue
+            where = f"line {reader.line_num}: "
+            if names is None:
+                names, typed = csv_header(row, columns, where)
+            elif len(values) < max_rows:
+                values.append(csv_record(names, typed, row, where))
+            else:
+                break
+    except csv.Error as exc:
+        if truncated:  # a quoted cell cut by the end of the prefix
+            return values or "no complete CSV row in the probed prefix"
+        return f"line {reader.line_num}: not valid CSV: {exc}"
+    except (MappingError, ValueError) as exc:
+        return str(exc)
+    return values or "no complete CSV row in the probed prefix"
+
+
+def is_gzip(path):
+    """Whether the file starts with gzip's magic bytes (whatever its name)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def open_source(path):
+    """``(binary stream, gzipped)``: a gzip file (:func:`is_gzip`) is decompressed as it is
+    read; callers bound what they read as for a plain file, so the limits apply to the
+    decompressed bytes and a gzip bomb stops at them."""
+    if is_gzip(path):
+        return gzip.open(path, "rb"), True
+    return open(path, "rb"), False  # noqa: SIM115 - the caller closes it
+
+
+def gzip_read(read, size):
+    """``read(size)`` on a gzip stream, its errors (corrupt, cut off) as a MappingError."""
+    try:
+        return read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise MappingError(f"source is not a readable gzip file: {exc}") from None
+
+
 def loads(st, text, where):
     """json.loads that reports problems as MappingError and turns NaN/Infinity into null."""
 
@@ -774,8 +986,9 @@ def missing_required(value, required):
 
 
 def read_prefix(path, limit):
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
+    fh, gz = open_source(path)
+    with fh:
+        data = gzip_read(fh.read, limit + 1) if gz else fh.read(limit + 1)
     truncated = len(data) > limit
     return data[:limit], truncated
 
@@ -894,13 +1107,20 @@ class _PrefixParser:
                 return out
 
 
-def probe_source(path, container, limit, max_lines, required, when, confidence, fmt, require_text):
-    """Answer an RLViz probe from a bounded prefix of ``path``."""
+def probe_source(
+    path, container, limit, max_lines, required, when, confidence, fmt, require_text,
+    csv_format=None,
+):
+    """Answer an RLViz probe from a bounded prefix of ``path`` (of its decompressed bytes
+    when it is gzipped); ``csv_format`` is ``(columns, delimiter)`` of a csv container."""
     if os.path.isdir(path):
         return {"supported": False, "confidence": 0.0, "reason": "source is a directory"}
     if not os.path.isfile(path):  # a named pipe or device: reading could block or never end
         return {"supported": False, "confidence": 0.0, "reason": "source is not a regular file"}
-    data, truncated = read_prefix(path, limit)
+    try:
+        data, truncated = read_prefix(path, limit)
+    except MappingError as exc:
+        return {"supported": False, "confidence": 0.0, "reason": str(exc)}
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     if not data.strip():
@@ -941,6 +1161,10 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
                 "confidence": 0.0,
                 "reason": "no complete JSON line in the probed prefix",
             }
+    elif container == "csv":
+        values = csv_probe_values(text, truncated, max_lines, csv_format)
+        if isinstance(values, str):
+            return {"supported": False, "confidence": 0.0, "reason": values}
     else:
         try:
             value, _ = parse_prefix(text)
@@ -963,7 +1187,9 @@ def probe_source(path, container, limit, max_lines, required, when, confidence, 
                     "reason": "probe condition does not hold",
                 }
     what = ", ".join(require_text) if require_text else "the probe condition"
-    unit = f"{len(values)} line(s)" if container == "jsonl" else "the document"
+    unit = {"jsonl": f"{len(values)} line(s)", "csv": f"{len(values)} row(s)"}.get(
+        container, "the document"
+    )
     return {
         "supported": True,
         "confidence": confidence,

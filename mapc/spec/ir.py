@@ -176,12 +176,19 @@ class Probe:
 @dataclass(frozen=True)
 class Source:
     format: str
-    container: str  # json | jsonl
+    container: str  # json | jsonl | csv
     probe: Probe
     max_bytes: int
     max_line_bytes: int
     invalid_lines: str
     siblings: tuple[tuple[str, tuple[str, ...]], ...]
+    columns: tuple[tuple[str, str], ...] = ()  # csv: typed columns (name, type)
+    delimiter: str = ","  # csv
+
+    @property
+    def streams_lines(self) -> bool:
+        """One value per line (jsonl) or per row (csv), read at the level with `each: "@"`."""
+        return self.container in ("jsonl", "csv")
 
 
 @dataclass(frozen=True)

@@ -262,8 +262,26 @@ def build_schema() -> dict[str, Any]:
                 "description": "Format id this adapter reports, e.g. `inspect-ai-eval-log`.",
             },
             "container": {
-                "enum": ["json", "jsonl"],
-                "description": "`json`: one document; `jsonl`: one JSON value per line, streamed.",
+                "enum": ["json", "jsonl", "csv"],
+                "description": (
+                    "`json`: one document; `jsonl`: one JSON value per line, streamed; `csv`: a header row, "
+                    "then one object per row, streamed. Any of them may be gzipped (read by its magic bytes)."
+                ),
+            },
+            "columns": {
+                "type": "object",
+                "propertyNames": {"minLength": 1},
+                "additionalProperties": {"enum": ["string", "number", "integer", "boolean", "json"]},
+                "description": (
+                    "csv: the type of a column, by its header name (default `string`); an empty cell of a typed "
+                    "column is null, e.g. `{reward: number, done: boolean}`."
+                ),
+            },
+            "delimiter": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1,
+                "description": "csv: the field separator (default `,`; `\t` for TSV).",
             },
             "probe": probe,
             "max_bytes": {
@@ -274,11 +292,11 @@ def build_schema() -> dict[str, Any]:
             "max_line_bytes": {
                 "type": "integer",
                 "minimum": 1,
-                "description": "jsonl: refuse lines longer than this (default 64 MiB).",
+                "description": "jsonl, csv: refuse lines (csv: rows) longer than this (default 64 MiB).",
             },
             "invalid_lines": {
                 "enum": ["error", "skip"],
-                "description": "jsonl: an undecodable line is an `error` (default) or skipped with a warning.",
+                "description": "jsonl, csv: an undecodable line (csv: a ragged row or a bad typed cell) is an `error` (default) or skipped with a warning.",
             },
             "siblings": {
                 "type": "object",

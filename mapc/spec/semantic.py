@@ -522,6 +522,12 @@ class Builder:
             self.error("weak_probe", path + ("probe",),
                        "the probe has no `require` or `when`, so it accepts any JSON",
                        hint="add `require:` with keys specific to this format", severity="warning")
+        if data.get("container") != "csv":
+            for key in ("columns", "delimiter"):
+                if key in data:
+                    self.error("invalid_value", path + (key,),
+                               f"`{key}` applies to `container: csv` only (this source is {data.get('container')})",
+                               hint=f"remove `{key}`, or write `container: csv`")
         siblings = []
         for name, cands in (data.get("siblings") or {}).items():
             cands = [cands] if isinstance(cands, str) else cands
@@ -551,9 +557,11 @@ class Builder:
             max_line_bytes=int(data.get("max_line_bytes", 64 << 20)),
             invalid_lines=data.get("invalid_lines", "error"),
             siblings=tuple(siblings),
+            columns=tuple((str(k), v) for k, v in (data.get("columns") or {}).items()),
+            delimiter=data.get("delimiter", ","),
         )
 
-    def _check_no_line_fields(self, levels, name: str) -> None:
+    def _check_no_line_fields(self, levels, name: str, container: str = "jsonl") -> None:
         for lv in levels:
             if lv.name != name:
                 continue
@@ -568,7 +576,7 @@ class Builder:
                             "use $source (e.g. $source.name) or move this field to the level "
                             "with `each: \"@\"`")
                     self.error("jsonl_above_lines", e.path,
-                               f"reads `{word}`, but on a jsonl source records.{name} is above the "
+                               f"reads `{word}`, but on a {container} source records.{name} is above the "
                                "lines, so there is no current line here", hint=hint)
 
     @staticmethod
@@ -1077,8 +1085,8 @@ class Builder:
         return out
 
     def _line_level(self, source: ir.Source, levels, events) -> str | None:
-        """jsonl: which level reads lines (`each: "@"` before any other loop)."""
-        if source.container != "jsonl":
+        """jsonl, csv: which level reads lines (`each: "@"` before any other loop)."""
+        if not source.streams_lines:
             return None
         chain = [(lv.name, lv.scope, lv.path) for lv in levels]
         if events is not None:
@@ -1089,14 +1097,15 @@ class Builder:
                 if first.text.strip() == "@":
                     return name
                 self.error("jsonl_lines", first.path,
-                           f"on a jsonl source the first loop must read the lines: `each: \"@\"` (found {first.text!r})",
+                           f"on a {source.container} source the first loop must read the lines: `each: \"@\"` "
+                           f"(found {first.text!r})",
                            hint=f"set `each: \"@\"` on the level each line becomes (here: {name}), and iterate "
                            "nested arrays below it")
                 return None
             # levels above the line level see no line: they cannot read fields of @
-            self._check_no_line_fields(levels, name)
+            self._check_no_line_fields(levels, name, source.container)
         self.error("jsonl_lines", ("records",),
-                   "a jsonl source needs one level with `each: \"@\"` to read its lines",
+                   f"a {source.container} source needs one level with `each: \"@\"` to read its lines",
                    hint="usually `events: {each: \"@\", ...}` (one event per line) or "
                    "`trajectory: {each: \"@\"}` (one rollout per line)")
         return None

@@ -187,11 +187,15 @@ def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:
     conditions = [f"fields {', '.join(probe.require_text)} are present"] if probe.require_text else []
     if probe.when is not None:
         conditions.append(f"{probe.when.text} holds")
-    scope = "on every probed line" if src.container == "jsonl" else "in the document"
+    scope = {"jsonl": "on every probed line", "csv": "on every probed row"}.get(src.container, "in the document")
     probe_text = (" and ".join(conditions) + f" {scope}") if conditions else "the prefix parses as JSON"
     if src.container == "jsonl":
         container_text = "JSON Lines, read one line at a time (memory stays flat)"
         bounds = f"lines up to {src.max_line_bytes} bytes; invalid lines are " + (
+            "skipped with a warning" if src.invalid_lines == "skip" else "an error")
+    elif src.container == "csv":
+        container_text = "CSV with a header row, read one row at a time (memory stays flat)"
+        bounds = f"rows up to {src.max_line_bytes} bytes; ragged rows and bad typed cells are " + (
             "skipped with a warning" if src.invalid_lines == "skip" else "an error")
     else:
         container_text = "one JSON document"

@@ -45,7 +45,7 @@ from security_support import CASES, drive_capevolve, host_env
 
 HOSTILE = CASES / "hostile_traces"
 CASE_DIRS = sorted(p for p in HOSTILE.iterdir() if (p / "expected.json").is_file())
-EXT = {"jsonl": "jsonl", "json": "json"}
+EXT = {"jsonl": "jsonl", "json": "json", "csv": "csv"}
 TARGETS = ("rlviz", "relai", "cap-evolve")
 
 
