@@ -158,7 +158,8 @@ def write_first_expected(spec_path: Path, *, force: bool = False) -> list[str]:
 
 def _adapter_name(raw: str) -> str:
     stem = raw.lower()
-    for suffix in (".jsonl", ".ndjson", ".json", ".traj", ".af", ".txt"):
+    stem = stem.removesuffix(".gz")
+    for suffix in (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".traj", ".af", ".txt"):
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
     stem = _NAME_BAD.sub("-", stem).strip("-_")
@@ -249,6 +250,13 @@ class _Drafter:
 
     def docs(self) -> list:
         """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
+        if self.prof.container == "csv":  # the rows, with the column types the draft declares
+            from mapc.profile import _read
+            from mapc.runtime.mapping_rt import csv_probe_values
+
+            data, cut = _read(self.sample, SAMPLE_BYTES)
+            rows = csv_probe_values(data.decode("utf-8", "ignore"), cut, SAMPLE_LINES, (self.prof.columns, ","))
+            return [] if isinstance(rows, str) else rows
         text = self.sample.read_bytes()[:SAMPLE_BYTES].decode("utf-8", "ignore")
         if self.prof.container == "jsonl":
             out = []
@@ -303,7 +311,8 @@ class _Drafter:
 
     # -- pieces -------------------------------------------------------------------
     def probe_lines(self) -> list[str]:
-        pre = profile(self.sample, container=self.prof.container, max_bytes=PROBE_BYTES, max_lines=PROBE_LINES)
+        pre = profile(self.sample, container=self.prof.container, max_bytes=PROBE_BYTES, max_lines=PROBE_LINES,
+                      columns=self.prof.columns if self.prof.container == "csv" else None)
         text = self.sample.read_bytes()[:PROBE_BYTES].decode("utf-8", "ignore")
         root_type = _main_type(pre, "")
         if root_type == "object":
@@ -367,12 +376,18 @@ class _Drafter:
         if paths is None:
             rewards = [r for r in self.signals("", None) if re.search(r"reward|score", r.split(".")[-1], re.I)]
             if rewards:
-                expr = ".".join(_segment(part) for part in rewards[0].split("."))
+                expr = self._field_expr(rewards[0])
                 return ["    kind: reward    # TODO: the document holds one outcome, not a list of events",
                         f"    signals: {{reward: {q(expr)}}}"]
             return ["    kind: log",
                     "    data: \"@\"          # TODO: no event array found: the whole record as one event"]
         return RuleDrafter(self.prof, paths, self.docs(), self.values).rules()
+
+    def _field_expr(self, path: str) -> str:
+        """The expression reading profile path ``path`` (a csv column name is one key, dots and all)."""
+        if self.prof.container == "csv":
+            return _segment(path)
+        return ".".join(_segment(part) for part in path.split("."))
 
     def task_id(self, base: str) -> str | None:
         """A field naming the task a rollout belongs to, present in every rollout."""
@@ -404,7 +419,7 @@ class _Drafter:
             events_path = None
         hops = _hops(events_path) if events_path else []
         elem_paths = self.siblings(events_path) if events_path else None
-        jsonl = prof.container == "jsonl"
+        jsonl = prof.container in ("jsonl", "csv")  # one record per line / row
         lines = [
             self.hint,
             f"# Drafted by `mapc init --from {self.sample.name}` from the sample's structure",
@@ -420,6 +435,9 @@ class _Drafter:
             f"  format: {self.name}",
             f"  container: {prof.container}",
         ]
+        if prof.columns:
+            lines.append("  columns:    # TODO: the types the sample's cells show; other columns are text")
+            lines += [f"    {k if _segment(k) == k else q(k)}: {t}" for k, t in prof.columns.items()]
         if prof.invalid_lines:
             lines.append(f"  invalid_lines: skip    # TODO: {prof.invalid_lines} line(s) of the sample are not JSON")
         lines += self.probe_lines()
@@ -427,7 +445,9 @@ class _Drafter:
         # loops: the line (jsonl), outer arrays (case, trajectory), the event array
         case_loops: list[str] = []
         traj_loop: str | None = None
-        if jsonl:
+        if prof.container == "csv":  # a table: each row is an episode with its outcome columns
+            traj_loop, event_loops = "@", []
+        elif jsonl:
             traj_loop = "@" if hops else None
             event_loops = hops if hops else ["@"]
         else:
@@ -448,7 +468,7 @@ class _Drafter:
             event_loops = event_loops[:-1] + [f"concat({', '.join(names)})"]
         rollouts = traj_loop is not None and not case_loops  # one case per rollout, as the library does
         if rollouts:
-            unit = "line" if jsonl else "element"
+            unit = {"jsonl": "line", "csv": "row"}.get(prof.container, "element")
             lines += ["  case:", f"    each: {q(traj_loop)}    # one case per {unit}; its trajectory below"]
             task = self.task_id(traj_base)
             if task:
@@ -475,7 +495,7 @@ class _Drafter:
                     if sname in used:
                         continue
                     used.add(sname)
-                    expr = ".".join(_segment(part) for part in rel.split("."))
+                    expr = self._field_expr(rel)
                     key = sname if re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", sname) else q(sname)
                     lines.append(f"      {key}: {q(expr)}")
         lines.append("  events:")

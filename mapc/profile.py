@@ -26,7 +26,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc.runtime.mapping_rt import json_type, parse_prefix  # the runtime's own JSON reading
+from mapc.runtime.mapping_rt import (  # the runtime's own reading: JSON, CSV rows, gzip
+    MappingError,
+    csv_probe_values,
+    gzip_read,
+    json_type,
+    open_source,
+    parse_prefix,
+)
 
 MAX_BYTES = 16 << 20
 MAX_LINES = 5000
@@ -35,6 +42,7 @@ MAX_PATHS = 10000
 MAX_VALUES = 12  # distinct values kept per field (values=True); more, and the field keeps none
 _VALUE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,39}$")  # what a discriminator's value looks like
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+CSV_SUFFIXES = (".csv", ".tsv")
 
 
 class ProfileError(ValueError):
@@ -64,12 +72,13 @@ class FieldShape:
 
 @dataclass
 class Profile:
-    container: str  # "json" or "jsonl"
+    container: str  # "json", "jsonl" or "csv"
     records: int  # documents (1) or lines profiled
     fields: dict[str, FieldShape]  # path -> shape, in sorted path order
     bytes_read: int
     truncated: bool = False  # a bound was hit: the profile covers a prefix
     invalid_lines: int = 0  # jsonl lines that are not JSON (skipped)
+    columns: dict[str, str] = field(default_factory=dict)  # csv: column types the cells show
 
     def types(self, path: str) -> set[str]:
         shape = self.fields.get(path)
@@ -150,16 +159,23 @@ class _Walker:
 
 
 def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
-    with open(path, "rb") as fh:
-        data = fh.read(max_bytes + 1)
+    """At most ``max_bytes`` of the file, decompressed when it is gzipped."""
+    fh, gz = open_source(str(path))
+    with fh:
+        try:
+            data = gzip_read(fh.read, max_bytes + 1) if gz else fh.read(max_bytes + 1)
+        except MappingError as exc:
+            raise ProfileError(f"{path.name}: {exc}") from None
     return data[:max_bytes], len(data) > max_bytes
 
 
 def profile(path: str | Path, *, container: str | None = None, max_bytes: int = MAX_BYTES,
             max_lines: int = MAX_LINES, max_depth: int = MAX_DEPTH, max_paths: int = MAX_PATHS,
-            values: bool = False) -> Profile:
-    """Profile the sample at ``path``; ``container`` (json|jsonl) skips the guess;
-    ``values`` keeps the values of discriminator-like string fields.
+            values: bool = False, columns: dict[str, str] | None = None, delimiter: str = ",") -> Profile:
+    """Profile the sample at ``path`` (gzipped or not); ``container`` (json|jsonl|csv) skips
+    the guess; ``values`` keeps the values of discriminator-like string fields. A csv sample's
+    cells are read with ``columns`` (the spec's types) or, without them, with the types its
+    cells show (``Profile.columns``).
 
     Raises :class:`ProfileError` (a one-line reason) when it is neither JSON
     nor JSON Lines, and ``OSError`` when it cannot be read.
@@ -179,6 +195,8 @@ def profile(path: str | Path, *, container: str | None = None, max_bytes: int = 
     if container is None:
         container = guess_container(text, path.name)
     walker = _Walker(max_depth, max_paths, values)
+    if container == "csv":
+        return _profile_csv(path, text, cut, walker, max_lines, columns, delimiter, len(data))
     if container == "jsonl":
         records, invalid, more = _profile_lines(text, cut, walker, max_lines)
         if records == 0:
@@ -195,9 +213,13 @@ def profile(path: str | Path, *, container: str | None = None, max_bytes: int = 
 
 
 def guess_container(text: str, name: str = "") -> str:
-    """``jsonl`` for a .jsonl/.ndjson name or several JSON lines; else ``json``."""
-    if name.lower().endswith(JSONL_SUFFIXES):
+    """``jsonl`` for a .jsonl/.ndjson name or several JSON lines, ``csv`` for a .csv/.tsv
+    name (``.gz`` after either too); else ``json``."""
+    lower = name.lower().removesuffix(".gz")
+    if lower.endswith(JSONL_SUFFIXES):
         return "jsonl"
+    if lower.endswith(CSV_SUFFIXES):
+        return "csv"
     try:
         json.loads(text)
         return "json"
@@ -211,6 +233,48 @@ def guess_container(text: str, name: str = "") -> str:
         except (ValueError, RecursionError):
             pass
     return "json"
+
+
+def csv_column_types(rows: list[dict]) -> dict[str, str]:
+    """The type each column's non-empty cells all have (boolean, integer, number), for the
+    columns that have one; text columns are left out."""
+    from mapc.runtime.mapping_rt import CSV_CONVERTERS
+
+    out: dict[str, str] = {}
+    for name in rows[0] if rows else ():
+        cells = [r[name].strip() for r in rows if r.get(name, "").strip()]
+        for kind in ("boolean", "integer", "number"):
+            if kind == "boolean" and any(c.lower() not in ("true", "false") for c in cells):
+                continue  # 0 and 1 alone are numbers
+            if cells and all(_converts(CSV_CONVERTERS[kind], c) for c in cells):
+                if kind != "integer" or all("." not in c for c in cells):  # 3.0: a number column
+                    out[name] = kind
+                    break
+    return out
+
+
+def _converts(convert, cell: str) -> bool:
+    try:
+        convert(cell)
+        return True
+    except (ValueError, KeyError):
+        return False
+
+
+def _profile_csv(path: Path, text: str, cut: bool, walker: _Walker, max_lines: int,
+                 columns: dict[str, str] | None, delimiter: str, size: int) -> Profile:
+    rows = csv_probe_values(text, cut, max_lines, ({}, delimiter))
+    if isinstance(rows, str):
+        raise ProfileError(f"{path.name}: {rows}")
+    types = dict(columns) if columns is not None else csv_column_types(rows)
+    typed = csv_probe_values(text, cut, max_lines, (types, delimiter))
+    if isinstance(typed, str):
+        raise ProfileError(f"{path.name}: {typed}")
+    for row in typed:
+        walker.walk(row)
+    return Profile("csv", len(typed), dict(sorted(walker.fields.items())), size,
+                   truncated=cut or len(typed) >= max_lines or walker.truncated,
+                   columns=types if columns is None else {})
 
 
 def _profile_lines(text: str, cut: bool, walker: _Walker, max_lines: int) -> tuple[int, int, bool]:

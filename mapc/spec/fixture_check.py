@@ -63,7 +63,7 @@ _DEFAULTS = {"string": "''", "number": "`0`", "array": "`[]`", "object": "`{}`"}
 def check_fixtures(spec: ir.Spec) -> list[Diagnostic]:
     """Diagnostics for ``spec`` against its fixtures (none without fixtures)."""
     container = spec.source.container
-    if not spec.fixtures or container not in ("json", "jsonl"):
+    if not spec.fixtures or container not in ("json", "jsonl", "csv"):
         return []
     diags: list[Diagnostic] = []
     samples: list[tuple[str, Profile]] = []
@@ -73,8 +73,10 @@ def check_fixtures(spec: ir.Spec) -> list[Diagnostic]:
             diags.append(_container_diag(spec, i, fx.path, problem))
             continue
         try:
+            columns = dict(spec.source.columns) if container == "csv" else None
             samples.append((Path(fx.path).name, profile(fx.resolved, container=container, max_bytes=CHECK_BYTES,
-                                                        max_lines=CHECK_LINES)))
+                                                        max_lines=CHECK_LINES, columns=columns,
+                                                        delimiter=spec.source.delimiter)))
         except (ProfileError, OSError):
             continue  # the build's validator says what it cannot read
     if diags or not samples:
@@ -121,6 +123,8 @@ def _is_json(line: str) -> bool:
 
 def container_problem(path: Path, container: str) -> tuple[str, str | None] | None:
     """``(what the fixture is, the right container)`` when ``container`` cannot read it."""
+    if container == "csv":
+        return None  # a table: reading it (profile, the build's validator) says what is wrong
     try:
         with open(path, "rb") as fh:
             data = fh.read(CHECK_BYTES + 1)

@@ -50,12 +50,13 @@ SPECS = {_spec_id(p): p for p in EXAMPLE_SPECS + _library_specs()}
 
 
 def corpus_traces(fmt: str) -> list[Path]:
-    """The corpus traces of ``fmt``: its corpus folder without the auxiliary files (siblings, metrics)."""
-    folder = CORPUS / fmt
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "PROVENANCE.md") if folder.is_dir() else []
-    traces = [p for p in files if f"{fmt}/{p.name}" not in AUXILIARY]
-    assert sorted(f"{fmt}/{p.name}" for p in traces) == sorted(FORMATS.get(fmt, [])), fmt
-    return traces
+    """The corpus traces of ``fmt`` (a folder may hold several formats: AgentLab's summary JSON
+    and its result_df CSV); every corpus file is a trace of one format or auxiliary."""
+    listed = [rel for rels in FORMATS.values() for rel in rels]
+    for p in CORPUS.glob("*/*"):
+        rel = f"{p.parent.name}/{p.name}"
+        assert p.name == "PROVENANCE.md" or rel in AUXILIARY or listed.count(rel) == 1, rel
+    return [CORPUS / rel for rel in FORMATS.get(fmt, [])]
 
 
 @pytest.fixture(scope="session")

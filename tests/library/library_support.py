@@ -20,6 +20,7 @@ WORKERS = 4
 #: library spec -> the corpus trace files it must accept (and map)
 FORMATS: dict[str, list[str]] = {
     "agentlab-browsergym": ["agentlab-browsergym/click-checkboxes_20.summary_info.json"],
+    "agentlab-result-df": ["agentlab-browsergym/result_df_trial_1_of_3.csv"],
     "harbor-atif": [
         "harbor-atif/openhands-hello-world.trajectory.json",
         "harbor-atif/terminus2-hello-world-context-summarization.trajectory.json",
@@ -61,7 +62,6 @@ FORMATS: dict[str, list[str]] = {
 
 #: corpus files no library spec accepts, and why
 AUXILIARY: dict[str, str] = {
-    "agentlab-browsergym/result_df_trial_1_of_3.csv": "CSV, not JSON",
     "letta-evals-results/header.json": "sibling of results.jsonl (read as $siblings.header)",
     "letta-evals-results/summary.json": "sibling of results.jsonl (read as $siblings.summary)",
     "nemo-gym-rollouts/blackjack.example_rollouts_aggregate_metrics.json": "aggregate metrics, no trajectories",

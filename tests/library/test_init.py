@@ -16,7 +16,7 @@ from library_support import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
 from mapc.init import init_spec, write_spec
 from mapc.library import library_specs
 
-JSON_FILES = [rel for rel in corpus_files() if not rel.endswith(".csv")]
+JSON_FILES = corpus_files()  # JSON, JSON Lines and the CSV table
 
 
 def _slug(rel: str) -> str:
@@ -158,7 +158,6 @@ def test_init_cli_json(tmp_path):
 
 
 @pytest.mark.parametrize("sample, message", [
-    ("agentlab-browsergym/result_df_trial_1_of_3.csv", "is not a JSON document"),
     ("no-such-file.json", "sample not found"),
     ("", "is a directory"),
 ])
@@ -166,6 +165,18 @@ def test_init_cli_explains_bad_samples(sample, message):
     proc = _mapc("init", "--from", str(CORPUS / sample) if sample else str(CORPUS))
     assert proc.returncode == 1 and message in proc.stderr and proc.stderr.startswith("error: ")
     assert "Traceback" not in proc.stderr
+
+
+def test_init_reads_a_gzipped_csv_sample(tmp_path):
+    """The probe and the profile read gzip by its magic bytes: the library spec is proposed."""
+    import gzip
+
+    sample = tmp_path / "results.csv.gz"
+    sample.write_bytes(gzip.compress((CORPUS / "agentlab-browsergym/result_df_trial_1_of_3.csv").read_bytes()))
+    assert init_spec(sample, spec_dir=tmp_path).library == "agentlab-result-df"
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert "  container: csv\n" in draft.text and "    cum_reward: number\n" in draft.text
+    assert "    terminated: boolean\n" in draft.text and "    cum_raw_reward: integer\n" in draft.text
 
 
 def test_specs_cli_lists_the_library():
