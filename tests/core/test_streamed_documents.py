@@ -269,3 +269,83 @@ def test_memory_does_not_grow_with_a_streamed_document(tmp_path, monkeypatch):
     # whole, it would grow by several times the extra bytes)
     grown, extra = peaks["streamed", 4800] - peaks["streamed", 1200], sizes[4800] - sizes[1200]
     assert grown < 0.3 * extra, (peaks, sizes)
+
+
+# -- which specs stream, and saying so -----------------------------------------------------------
+_SPEC = """\
+mapc: 1
+name: stream-check
+source:
+  format: stream-check
+  container: json
+  probe: {{require: [version]}}
+records:
+  run:
+    name: {run_name}
+  case:
+    each: "{each}"
+    id: "to_string(id)"
+{case_extra}
+  events:
+    each: messages
+    rules:
+      - kind: message
+        role: role
+        content: content
+"""
+
+
+def _plan(tmp_path, each="samples", run_name="eval.task", case_extra=""):
+    path = tmp_path / "spec.yaml"
+    path.write_text(_SPEC.format(each=each, run_name=run_name, case_extra=case_extra))
+    spec, diags = load_spec(path)
+    assert spec is not None, [d.message for d in diags]
+    return stream_plan(spec)
+
+
+@pytest.mark.parametrize("each, mode", [("samples", PLAIN), ("samples[]", FLATTEN), ("samples[*]", PROJECT)])
+def test_a_top_level_array_streams_with_the_members_the_mapping_reads(tmp_path, each, mode):
+    verdict = _plan(tmp_path, each=each, case_extra='    metadata: {model: "$root.eval.model"}')
+    assert verdict.reason is None
+    p = verdict.plan
+    assert (p.level, p.key, p.mode, p.needed, p.where) == ("case", "samples", mode, ("eval", "version"),
+                                                          "records.case.each")
+    assert verdict.describe().startswith("streams `samples` one element at a time (records.case.each")
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    ({"each": "sort_by(samples, &id)"},
+     "records.case.each iterates `sort_by(samples, &id)`, not an array member of the document"),
+    ({"run_name": "to_string(length(samples))"}, "records.run.name reads `samples`: the whole array"),
+    ({"case_extra": '    metadata: {n: "length($root.samples)"}'},
+     "records.case.metadata.n reads `samples`: the whole array"),
+    ({"case_extra": '    metadata: {all: "$root"}'}, "records.case.metadata.all reads the whole document"),
+    ({"each": "data.samples"}, "records.case.each iterates `data.samples`, not an array member"),
+])
+def test_a_document_that_cannot_stream_says_which_spec_path_needs_it(tmp_path, kwargs, reason):
+    verdict = _plan(tmp_path, **kwargs)
+    assert verdict.plan is None
+    assert verdict.reason.startswith(reason), verdict.reason
+    assert verdict.describe().startswith("parses the whole document at once (memory grows with it): ")
+
+
+def test_mapc_build_and_review_say_whether_the_document_streams(tmp_path):
+    from mapc.build import build_notes
+    from mapc.review import format_review, review
+
+    spec, _ = load_spec(ROOT / "specs/harbor-atif.yaml")
+    assert build_notes(spec) == ["the adapter parses the whole document at once (memory grows with it): "
+                                 "records.case.input reads `steps[].source`: the whole array `steps` at once"]
+    spec, _ = load_spec(ROOT / "bench/eval_log/spec.yaml")
+    assert build_notes(spec) == []
+    out = tmp_path / "out"
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "mapc.cli", "build", str(ROOT / "specs/harbor-atif.yaml"),
+                           "--target", "rlviz", "-o", str(out), "--no-validate", "--no-test"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "note: the adapter parses the whole document at once (memory grows with it): records.case.input" \
+        in done.stderr
+    text = "\n".join(format_review(r) for r in review(out))
+    assert "  memory: parses the whole document at once (memory grows with it): records.case.input" in text
