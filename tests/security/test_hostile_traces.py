@@ -7,7 +7,7 @@ creates it at test time: a 100 MB line, a directory, symlinks, a named pipe) and
 and, per target, the expected outcome class with a substring of the one-line
 diagnostic or the warning count.
 
-The two specs are built once per module for rlviz, relai and cap-evolve (each task
+The specs (json, jsonl, csv) are built once per module for rlviz, relai and cap-evolve (each task
 id is a case name; cap-evolve and RELAI replay ``traces/<case>``), then every input
 is run through:
 
@@ -150,7 +150,7 @@ def _by_container() -> dict[str, list[Path]]:
 
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory) -> dict:
-    """Both specs built for every target, once: container -> {project, outs}."""
+    """Every container's spec built for every target, once: container -> {project, outs}."""
     root = tmp_path_factory.mktemp("hostile")
     return {container: _build(container, root, cases) for container, cases in _by_container().items()}
 
