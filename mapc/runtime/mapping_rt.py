@@ -819,7 +819,8 @@ def csv_record(names, typed, row, where):
             rec[name] = CSV_CONVERTERS[kind](cell)
         except (ValueError, KeyError, RecursionError):
             shown = cell if len(cell) <= 40 else cell[:37] + "..."
-            raise ValueError(f"{where}column {name}: {shown!r} is not {CSV_TYPE_TEXT[kind]}") from None
+            what = CSV_TYPE_TEXT[kind]
+            raise ValueError(f"{where}column {name}: {shown!r} is not {what}") from None
     return rec
 
 
