@@ -8,6 +8,7 @@ public API function :func:`mapc.api.build`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
@@ -83,21 +84,50 @@ class Output:
     origin: object  # mapc.provenance.Origin
 
 
-def output_files(spec: ir.Spec, target: Target, out: Path, *, force: bool = False) -> Output:
-    """Render, add provenance headers, let the target reconcile with the disk, add the lock."""
+def output_files(spec: ir.Spec, target: Target, out: Path, *, force: bool = False,
+                 rendered: dict[str, bytes] | None = None) -> Output:
+    """Render, add provenance headers, let the target reconcile with the disk, add the lock.
+
+    ``rendered``: the target's files with headers, when already rendered (:func:`render_files`).
+    """
+    from mapc import provenance
+
+    origin = provenance.origin(spec.file, spec.digest, target.name, out)
+    files = dict(rendered) if rendered is not None else render_files(spec, target, out)
+    rendered_paths = set(files)
+    roots = target.owned_roots(spec)
+    files = target.reconcile(spec, out, files, force=force)
+    lock = provenance.lock_path(roots, rendered_paths)
+    digests = provenance.still_ours(out, lock, rendered_paths - set(files))
+    digests.update({rel: provenance.sha256(data) for rel, data in files.items()})
+    files[lock] = provenance.lock_bytes(origin, digests, roots, lock)
+    return Output(files, rendered_paths | {lock}, roots, lock, origin)
+
+
+def render_files(spec: ir.Spec, target: Target, out: Path) -> dict[str, bytes]:
+    """The target's files with provenance headers: what a build writes, before it looks at the disk."""
     from mapc import provenance
 
     _, files = render(spec, target, out)
-    origin = provenance.origin(spec.file, spec.digest, target.name, out)
-    files = provenance.add_headers(files, origin)
-    rendered = set(files)
-    roots = target.owned_roots(spec)
-    files = target.reconcile(spec, out, files, force=force)
-    lock = provenance.lock_path(roots, rendered)
-    digests = provenance.still_ours(out, lock, rendered - set(files))
-    digests.update({rel: provenance.sha256(data) for rel, data in files.items()})
-    files[lock] = provenance.lock_bytes(origin, digests, roots, lock)
-    return Output(files, rendered | {lock}, roots, lock, origin)
+    return provenance.add_headers(files, provenance.origin(spec.file, spec.digest, target.name, out))
+
+
+def spec_inputs(spec: ir.Spec, out: Path) -> list[str]:
+    """Files the spec reads, which no build may claim, rewrite or remove: the spec and its bases,
+    its tasks file and fixtures, its recorded traces, and files its agent command names."""
+    from mapc.targets.capevolve_data import replay_plan
+
+    found = [spec.file, *spec.files, *spec.inputs]
+    plan = replay_plan(spec)
+    if plan is not None:
+        found += [str(p) for p in plan.files.values()]
+    agent = spec.agent
+    if agent is not None:
+        folder = Path(spec.file).resolve().parent
+        for arg in (agent.command or ()) + (agent.prepare or ()):
+            if arg and "{" not in arg and "\0" not in arg:
+                found += [str(folder / arg), str(out / arg)]
+    return found
 
 
 def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, validate: bool = True,
@@ -120,24 +150,79 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
         if not diags.ok:
             return BuildResult(spec, diags, tests=tests)
     out = Path(os.path.abspath(out_dir))  # still valid after the swap replaces a folder cwd is in
+    return write_build(spec, target, out, render_files(spec, target, out), diags, validate=validate, force=force,
+                       tests=tests)
+
+
+def write_build(spec: ir.Spec, target: Target, out: Path, rendered: dict[str, bytes], diags: Diagnostics, *,
+                validate: bool = True, force: bool = False, tests=None) -> BuildResult:
+    """Write rendered files into ``out`` holding the output's lock (one build per output at a
+    time, validation included), then validate."""
     from mapc import provenance
     from mapc.output import OutputConflict, plan_output, write_output
 
     files: dict[str, bytes] = {}
     try:
-        output = output_files(spec, target, out, force=force)
-        files = output.files
-        previous = provenance.previous_files(out, output.lock, force=force)
-        plan = plan_output(out, files, roots=output.roots, rendered=output.rendered, previous=previous,
-                           lock_root=provenance.lock_folder(output.roots, output.rendered))
-        written = write_output(plan, force=force)
+        with claim_output(out) as held:
+            output = output_files(spec, target, out, force=force, rendered=rendered)
+            files = output.files
+            previous = provenance.previous_files(out, output.lock, force=force)
+            plan = plan_output(out, files, roots=output.roots, rendered=output.rendered, previous=previous,
+                               lock_root=provenance.lock_folder(output.roots, output.rendered),
+                               removable=target.ownable_roots(spec), inputs=spec_inputs(spec, out))
+            for rel in plan.ignored:
+                diags.add(Diagnostic(code="lock_outside_owned", severity="warning", file=str(out / output.lock),
+                                     message=f"the previous lock lists {rel!r}, outside the folders the "
+                                             f"{target.name} target owns; mapc left it alone"))
+            written = write_output(plan, force=force, held=held)
+            result = BuildResult(spec, diags, files, written=written, tests=tests, notes=build_notes(spec))
+            if validate:
+                result.validation = target.validate_build(spec, out)
+            return result
     except OutputConflict as exc:
-        diags.add(Diagnostic(code="output_conflict", message=str(exc), hint=exc.hint, file=str(out)))
+        diags.add(Diagnostic(code=exc.code, message=str(exc), hint=exc.hint, file=str(out)))
         return BuildResult(spec, diags, files)
-    result = BuildResult(spec, diags, files, written=written, tests=tests, notes=build_notes(spec))
-    if validate:
-        result.validation = target.validate_build(spec, out)
-    return result
+
+
+@contextlib.contextmanager
+def claim_output(out: Path):
+    """The output folder, created if needed and locked for this build (another build of the
+    same output waits; see :mod:`mapc.outlock`). A folder this build created and left empty
+    (the build stopped) is removed again."""
+    from mapc import outlock
+    from mapc.output import OutputConflict, OutputError, _blocked_ancestor, os_error_text
+
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise OutputConflict(f"{out} exists and is not a folder")
+    blocked = _blocked_ancestor(out)
+    if blocked is not None:
+        raise OutputError(f"cannot build into {out}: {blocked} is not a folder; nothing was written",
+                          hint="choose an output path whose parent folders are folders")
+    created = not os.path.lexists(out)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the output folder {out}: {os_error_text(exc)}; nothing was written",
+                          hint="build into a folder you can write") from None
+    try:
+        with outlock.output_lock(out) as held:
+            try:
+                yield held
+            finally:
+                if created:
+                    _remove_if_empty(out)
+    except outlock.LockTimeout as exc:
+        raise OutputError(f"{exc}; nothing was written",
+                          hint=f"wait for it to finish (or set {outlock.WAIT_ENV} to wait longer)") from None
+    except OSError as exc:
+        raise OutputError(f"cannot lock the output folder {out}: {os_error_text(exc)}; nothing was written") from None
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass  # not empty (the build wrote it), or already gone
 
 
 def build_notes(spec: ir.Spec) -> list[str]:

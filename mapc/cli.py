@@ -100,6 +100,17 @@ def _root(
 
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output.")
+AllowReadOpt = typer.Option(None, "--allow-read", metavar="DIR",
+                            help="Also let the spec read its fixtures, tasks, recorded traces and base specs "
+                                 "from DIR (repeatable; by default only the spec's own folder). Same as "
+                                 "MAPC_ALLOW_READ=DIR.")
+
+
+def _allow_read(folders) -> None:
+    if folders:
+        from mapc.safeio import allow_read
+
+        allow_read(folders)
 
 
 @app.command()
@@ -107,10 +118,13 @@ JsonOpt = typer.Option(False, "--json", help="Machine-readable output.")
 def check(
     spec: Path = typer.Argument(..., help="The spec file (YAML)."),
     target: Optional[str] = typer.Option(None, "--target", "-t", help="Also apply this target's rules."),
+    allow_read: Optional[list[Path]] = AllowReadOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Validate a spec without building anything."""
     from mapc.api import SpecError, load_spec
+
+    _allow_read(allow_read)
 
     try:
         checked = load_spec(spec, target=target)
@@ -141,9 +155,11 @@ def build(
                                     "1 if not (with the reason per file)."),
     diff: bool = typer.Option(False, "--diff", help="Write nothing; print the unified diff a build would apply "
                               "(implies --check)."),
+    allow_read: Optional[list[Path]] = AllowReadOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Generate the adapter for TARGET, then check it with mapc's built-in validator."""
+    _allow_read(allow_read)
     if check_only or diff:
         _check_build(spec, target, out, diff, as_json)
     from mapc.api import build as do_build

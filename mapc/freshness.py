@@ -75,18 +75,21 @@ def _stale_reason(old: provenance.Lock | None, new: provenance.Origin) -> tuple[
     return status, "stale: " + "; ".join(causes)
 
 
-def _read(path: Path) -> bytes | None:
-    if os.path.islink(path) or not path.is_file():
-        return None
-    return path.read_bytes()
+def _read(out: Path, rel: str) -> bytes | None:
+    """``out/rel`` when it is a regular file reached without a symlink; never a special file."""
+    from mapc import safeio
+
+    return safeio.try_read_beneath(out, rel)
 
 
 def check_output(out: Path, files: dict[str, bytes], rendered: set[str], lock_rel: str,
-                 origin: provenance.Origin, *, with_diff: bool = False) -> Freshness:
-    """Compare what a build would write (``files``) with ``out``."""
+                 origin: provenance.Origin, *, with_diff: bool = False, ownable: list[str] | None = None
+                 ) -> Freshness:
+    """Compare what a build would write (``files``) with ``out``. Files are read only below
+    ``out`` and never through a symlink; ``ownable``: where a build may remove stale files."""
     out = Path(out)
     try:
-        old = provenance.read_lock(out / lock_rel)
+        old = provenance.load_lock(out, lock_rel)
         lock_error = None
     except (provenance.LockError, OSError) as exc:
         old, lock_error = None, str(exc)
@@ -95,7 +98,7 @@ def check_output(out: Path, files: dict[str, bytes], rendered: set[str], lock_re
     statuses: list[FileStatus] = []
     diffs: list[str] = []
     for rel in sorted(files):
-        disk = _read(out / rel)
+        disk = _read(out, rel)
         new = files[rel]
         if disk == new:
             statuses.append(FileStatus(rel, "current", STATUSES["current"]))
@@ -117,7 +120,8 @@ def check_output(out: Path, files: dict[str, bytes], rendered: set[str], lock_re
         if with_diff:
             diffs.append(_diff(rel, disk, new))
     for rel in sorted(set(previous) - set(rendered)):
-        disk = _read(out / rel) if _safe(rel) else None
+        inside = ownable is None or any(r == "" or rel == r or rel.startswith(r + "/") for r in ownable)
+        disk = _read(out, rel) if _safe(rel) and inside else None
         if disk is None:
             continue
         edited = provenance.sha256(disk) != previous[rel]
@@ -169,4 +173,5 @@ def check_build(spec_path: str | Path, target_name: str, out_dir: str | Path, *,
         output = output_files(spec, target, out)
     except OutputConflict as exc:
         return Freshness([FileStatus("", "blocked", f"a build would stop: {exc}")]), diags
-    return check_output(out, output.files, output.rendered, output.lock, output.origin, with_diff=with_diff), diags
+    return check_output(out, output.files, output.rendered, output.lock, output.origin, with_diff=with_diff,
+                        ownable=target.ownable_roots(spec)), diags

@@ -101,15 +101,28 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
 
         found = match_library(sample)
         if found is not None:
-            return Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
-                         notes=[f"the library spec {found[0]!r} recognises this sample"], schema=schema)
+            draft = Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
+                          notes=[f"the library spec {found[0]!r} recognises this sample"], schema=schema)
+            _note_outside(draft, sample, spec_dir)
+            return draft
     drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir), hint, values)
     draft = drafter.draft()
     draft.schema = schema
+    _note_outside(draft, sample, spec_dir)
     if prof.invalid_lines:
         draft.notes.append(f"{prof.invalid_lines} line(s) of {sample.name} are not JSON: the adapter skips them "
                            "when mapping, but its probe rejects a file whose first lines are not JSON")
     return draft
+
+
+def _note_outside(draft: Draft, sample: Path, spec_dir: str | Path) -> None:
+    """A fixture outside the spec's folder is read only when the build allows its folder."""
+    from mapc import safeio
+
+    folder = sample.resolve().parent
+    if not safeio.within(folder, Path(spec_dir).resolve()):
+        draft.notes.append(f"the sample is outside the spec's folder: copy it next to the spec, or build "
+                           f"with `--allow-read {folder}` (mapc reads a spec's files only inside its folder)")
 
 
 def write_spec(text: str, out: Path, *, force: bool = False) -> None:
@@ -542,10 +555,12 @@ class _Drafter:
 
 def _check_draft(text: str, sample: Path, spec_dir: Path) -> tuple[bool, str | None, bool]:
     """Compile the draft, run its probe and mapping on the sample: (ok, problem, probe ok)."""
+    from mapc import safeio
     from mapc.build import mapping_namespace
     from mapc.spec import load_spec_text
 
-    spec, diags = load_spec_text(text, "<draft>", base_dir=spec_dir)
+    with safeio.allowing([sample.resolve().parent]):  # the sample the user named
+        spec, diags = load_spec_text(text, "<draft>", base_dir=spec_dir)
     if spec is None:
         return False, "; ".join(d.message for d in diags.errors), True
     ns = mapping_namespace(spec)

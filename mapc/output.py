@@ -31,11 +31,15 @@ import ctypes
 import errno
 import hashlib
 import os
+import re
 import secrets
 import shutil
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from mapc import outlock, safeio
 
 CRASH_ENV = "MAPC_TEST_CRASH_AT"
 #: A fully owned folder with more entries than this that mapc did not generate
@@ -46,10 +50,24 @@ _OLD = ".mapc-old-"
 
 
 class OutputConflict(Exception):
+    code = "output_conflict"
+
     def __init__(self, message: str, hint: str | None = None, conflicts: tuple = ()):
         super().__init__(message)
         self.hint = hint
         self.conflicts = tuple(conflicts)
+
+
+class OutputError(OutputConflict):
+    """The file system refused a step (disk full, permissions, a mount point, a vanished stage)."""
+
+    code = "output_error"
+
+
+def os_error_text(exc: OSError) -> str:
+    """``exc`` as people read it: the reason, then the path it concerns."""
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    return f"{exc.strerror or exc}{where}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,7 @@ class Plan:
     remove: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     carry: dict[str, int] = field(default_factory=dict)  # dir root -> entries kept
+    ignored: list[str] = field(default_factory=list)  # lock entries outside what the target owns
 
 
 @dataclass
@@ -107,22 +126,32 @@ def _describe(reason: str) -> str:
         "symlink": "is a symbolic link",
         "not_a_file": "is not a regular file",
         "not_a_folder": "is in the way of a folder mapc writes",
+        "spec_input": "is an input of the spec (its tasks, fixtures, recorded traces or agent)",
+        "mount_point": "is a mount point",
     }[reason]
 
 
 # -- planning ------------------------------------------------------------------------------
 def plan_output(out_dir: Path, files: dict[str, bytes], *, roots: list[str], rendered: set[str] | None = None,
-                previous: dict[str, str] | None = None, lock_root: str | None = None) -> Plan:
+                previous: dict[str, str] | None = None, lock_root: str | None = None,
+                removable: list[str] | None = None, inputs=()) -> Plan:
     """What writing ``files`` would do; conflicts are listed, not raised.
 
     ``rendered``: every path the target produced (a path rendered but absent
     from ``files`` was left to the user's copy by the target and is neither
     written nor removed). ``previous``: path -> SHA-256 of what mapc wrote last
-    time (the previous lock, itself included when it is valid).
+    time (the previous lock, itself included when it is valid). Only files
+    inside ``roots`` (and ``removable``: what the target may have owned before)
+    are ever removed, whatever the lock lists. ``inputs``: files the spec reads
+    (tasks, fixtures, recorded traces, the agent): never written or removed.
     """
     out = Path(os.path.realpath(out_dir))
     if os.path.lexists(out) and not out.is_dir():
         raise OutputConflict(f"{out_dir} exists and is not a folder")
+    blocked = _blocked_ancestor(out)
+    if blocked is not None:
+        raise OutputConflict(f"cannot build into {out_dir}: {blocked} is not a folder",
+                             hint="choose an output path whose parent folders are folders")
     previous = dict(previous or {})
     rendered = set(files) if rendered is None else set(rendered) | set(files)
     for rel in roots:
@@ -131,20 +160,65 @@ def plan_output(out_dir: Path, files: dict[str, bytes], *, roots: list[str], ren
     dir_roots = [r for r in roots if r not in rendered]
     file_roots = [r for r in roots if r in rendered]
     plan = Plan(out, dict(files), dir_roots, file_roots, lock_root)
+    protected = _identities(inputs)
     for rel in sorted(files):
         safe_relpath(rel)
         if not any(_within(rel, r) for r in dir_roots) and rel not in file_roots:
             raise OutputConflict(f"target error: {rel!r} is outside the folders the target owns")
-        _plan_file(plan, rel, previous.get(rel))
+        if not _plan_input(plan, rel, protected):
+            _plan_file(plan, rel, previous.get(rel))
+    ownable = list(roots) + list(removable or ())
     for rel in sorted(set(previous) - rendered):
         try:
             safe_relpath(rel)
         except OutputConflict:
-            continue  # a lock entry we would not have written: ignore it
-        _plan_removal(plan, rel, previous[rel])
+            plan.ignored.append(rel)  # a lock entry we would not have written: never acted on
+            continue
+        if not any(_within(rel, r) for r in ownable):
+            plan.ignored.append(rel)
+            continue
+        if not _plan_input(plan, rel, protected, removing=True):
+            _plan_removal(plan, rel, previous[rel])
     for root in dir_roots:
         _plan_folder(plan, root, previous)
     return plan
+
+
+def _blocked_ancestor(out: Path) -> str | None:
+    """The first existing ancestor of ``out`` that is not a folder (``-o notes.txt/sub``)."""
+    for parent in reversed(out.parents):
+        if os.path.lexists(parent) and not parent.is_dir():
+            return str(parent)
+    return None
+
+
+def _identities(paths) -> set[tuple[int, int]]:
+    found = set()
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        found.add((info.st_dev, info.st_ino))
+    return found
+
+
+def _plan_input(plan: Plan, rel: str, protected: set, *, removing: bool = False) -> bool:
+    """A generated (or stale) path that is one of the spec's own inputs: a conflict no
+    ``--force`` overrides. Returns whether it was one."""
+    if not protected:
+        return False
+    try:
+        info = os.lstat(plan.out / rel)
+    except OSError:
+        return False
+    if (info.st_dev, info.st_ino) not in protected:
+        return False
+    what = "remove" if removing else "write"
+    plan.conflicts.append(Conflict(rel, "spec_input", f"{rel} {_describe('spec_input')}; mapc never claims, "
+                                   f"rewrites or removes them, so it will not {what} it here",
+                                   forceable=False))
+    return True
 
 
 def _blocked_parent(out: Path, rel: str) -> str | None:
@@ -170,10 +244,10 @@ def _plan_file(plan: Plan, rel: str, was: str | None) -> None:
     if os.path.islink(p):
         plan.conflicts.append(Conflict(rel, "symlink", f"{rel} {_describe('symlink')}"))
         return
-    if not p.is_file():
+    data = safeio.try_read_beneath(plan.out, rel)
+    if data is None:
         plan.conflicts.append(Conflict(rel, "not_a_file", f"{rel} {_describe('not_a_file')}", forceable=False))
         return
-    data = p.read_bytes()
     if data == plan.files[rel] or (was is not None and _sha(data) == was):
         return
     reason = "edited" if was is not None else "not_generated"
@@ -181,10 +255,10 @@ def _plan_file(plan: Plan, rel: str, was: str | None) -> None:
 
 
 def _plan_removal(plan: Plan, rel: str, was: str) -> None:
-    p = plan.out / rel
-    if _blocked_parent(plan.out, rel) is not None or os.path.islink(p) or not p.is_file():
+    data = safeio.try_read_beneath(plan.out, rel) if _blocked_parent(plan.out, rel) is None else None
+    if data is None:
         return  # gone, or replaced by something that is not ours: leave it
-    if _sha(p.read_bytes()) != was:
+    if _sha(data) != was:
         plan.conflicts.append(Conflict(rel, "edited", f"{rel} {_describe('edited')} (the new spec no longer "
                                                       "produces it, so a rebuild would remove it)"))
     plan.remove.append(rel)
@@ -202,15 +276,29 @@ def _plan_folder(plan: Plan, root: str, previous: dict[str, str]) -> None:
     if not real.is_dir():
         plan.carry[root] = 0
         return
+    mounts = mount_points()
+    if str(real) in mounts or os.path.ismount(real):
+        plan.conflicts.append(Conflict(root, "mount_point", f"{root or real} {_describe('mount_point')}: mapc "
+                                       "replaces the folders it owns by renaming a new one into place, which a "
+                                       "mount point cannot be (build into a folder inside it)", forceable=False))
+        return
+    device = os.lstat(real).st_dev
     drop = set(plan.files) | set(plan.remove)
     count = 0
     for folder, dirs, names in os.walk(real):
         rel_folder = os.path.relpath(folder, plan.out)
+        mounted = [n for n in names + dirs if _mounted(os.path.join(folder, n), mounts, device)]
+        for name in mounted:
+            rel = PurePosixPath(rel_folder, name).as_posix() if rel_folder != "." else name
+            plan.conflicts.append(Conflict(rel, "mount_point", f"{rel} {_describe('mount_point')} inside "
+                                           "a folder mapc replaces as a whole; its files would be moved "
+                                           "off the mounted file system (unmount it or build elsewhere)",
+                                           forceable=False))
         for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
             rel = PurePosixPath(rel_folder, name).as_posix() if rel_folder != "." else name
             if rel not in drop:
                 count += 1
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d)) and d not in mounted]
         if count > CARRY_LIMIT:
             where = root or str(plan.out)
             raise OutputConflict(
@@ -218,6 +306,32 @@ def _plan_folder(plan: Plan, root: str, previous: dict[str, str]) -> None:
                 "mapc replaces the folders it owns as a whole and will not take over this one",
                 hint="build into a new or empty folder of its own")
     plan.carry[root] = count
+
+
+def _mounted(path: str, mounts: set[str], device: int) -> bool:
+    """A mount point (or a folder on another file system) inside an owned folder."""
+    if path in mounts:
+        return True
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_dev != device
+
+
+def mount_points() -> set[str]:
+    """Every mount point of this process (``/proc/self/mountinfo``; empty where there is none)."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return set()
+    found = set()
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4:
+            found.add(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
+    return found
 
 
 # -- writing -------------------------------------------------------------------------------
@@ -234,26 +348,44 @@ def _checkpoint() -> None:
         os._exit(86)
 
 
-def write_output(plan: Plan, *, force: bool = False) -> WriteReport:
-    """Carry out ``plan``; raises OutputConflict (nothing written) on conflicts without ``force``."""
+def write_output(plan: Plan, *, force: bool = False, held: outlock.Held | None = None) -> WriteReport:
+    """Carry out ``plan``; raises OutputConflict (nothing written) on conflicts without ``force``,
+    OutputError (saying whether the previous output is intact) when the file system refuses a step.
+
+    ``held`` keeps this build's staging locks (see :mod:`mapc.outlock`) until the caller's
+    build ends; without it they are released on return.
+    """
     blocking = [c for c in plan.conflicts if not force or not c.forceable]
     if blocking:
         raise _conflict_error(blocking, force)
+    own = held is None
+    held = held or outlock.Held()
+    try:
+        return _write(plan, held)
+    finally:
+        if own:
+            held.release()
+
+
+def _write(plan: Plan, held: outlock.Held) -> WriteReport:
     report = WriteReport(forced=list(plan.conflicts))
     out = plan.out
-    recover(out, plan.dir_roots + plan.file_roots + plan.remove)
     staged: list[tuple[Path, Path]] = []  # (staged, real): folders
     temps: list[tuple[Path, Path]] = []  # (temporary, real): single files
     try:
+        recover(out, plan.dir_roots + plan.file_roots + plan.remove)
         for root in plan.dir_roots:
             real = out / root if root else out
             real.parent.mkdir(parents=True, exist_ok=True)
-            stage = _make_stage(real)
+            stage = _make_stage(real, held)
             staged.append((stage, real))
+            owner = _owner_of(real) if real.is_dir() else None
+            _give(stage, owner)
             for rel in sorted(plan.files):
                 if _within(rel, root) and rel not in plan.file_roots:
                     inner = rel[len(root) + 1:] if root else rel
-                    _write_file(stage / inner, plan.files[rel], _file_mode(rel, plan.files[rel]))
+                    _write_file(stage / inner, plan.files[rel], _file_mode(rel, plan.files[rel]), owner=owner,
+                                top=stage)
                     report.written += 1
                     _checkpoint()
             if real.is_dir():
@@ -264,75 +396,150 @@ def write_output(plan: Plan, *, force: bool = False) -> WriteReport:
                 real = out / rel
                 real.parent.mkdir(parents=True, exist_ok=True)
                 tmp = real.parent / f".{real.name}{_NEW}{secrets.token_hex(4)}"
-                _write_file(tmp, plan.files[rel], _file_mode(rel, plan.files[rel]))
+                owner = _owner_of(real) if os.path.isfile(real) else None
+                _write_file(tmp, plan.files[rel], _file_mode(rel, plan.files[rel]), owner=owner, held=held)
                 temps.append((tmp, real))
                 report.written += 1
                 _checkpoint()
-    except BaseException:
+    except BaseException as exc:
         for stage, _ in staged:
             shutil.rmtree(stage, ignore_errors=True)
         for tmp, _ in temps:
             _unlink(tmp)
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot stage the new build in {out}: {os_error_text(exc)}; nothing was "
+                              f"replaced: the previous output in {out} is unchanged", hint=_fs_hint(exc)) from None
         raise
     # commit: single files, removals outside owned folders, then folders (the lock's last)
-    for tmp, real in temps:
-        _checkpoint()
-        os.replace(tmp, real)
-    for rel in plan.remove:
-        if not any(_within(rel, r) for r in plan.dir_roots):
-            _checkpoint()
-            _unlink(out / rel)
-    report.removed = list(plan.remove)
     lock_real = out / plan.lock_root if plan.lock_root else out
     cwd = _cwd()
     pending = sorted(staged, key=lambda sr: sr[1] == lock_real)
+    done: list[str] = []
     try:
+        for tmp, real in temps:
+            _checkpoint()
+            os.replace(tmp, real)
+            done.append(str(real))
+        for rel in plan.remove:
+            if not any(_within(rel, r) for r in plan.dir_roots):
+                _checkpoint()
+                _unlink(out / rel)
+                done.append(str(out / rel))
+        report.removed = list(plan.remove)
         while pending:
             stage, real = pending[0]
             _checkpoint()
             _swap(stage, real)
             pending.pop(0)
+            done.append(str(real))
             _checkpoint()
             shutil.rmtree(stage, ignore_errors=True)
             if cwd is not None and _inside(cwd, real):
                 report.notes.append(f"your working directory was inside {real.name}, which was replaced "
                                     "by the new build; run `cd \"$PWD\"` to see the new files")
+    except OSError as exc:
+        if not done:
+            state = f"nothing was replaced: the previous output in {out} is unchanged"
+        else:
+            state = (f"already replaced: {', '.join(done)}; the lock was not, so the next build sees these "
+                     "files as mapc's and finishes the job")
+        raise OutputError(f"cannot put the new build in place in {out}: {os_error_text(exc)}; {state}",
+                          hint=_fs_hint(exc)) from None
     finally:
+        for tmp, _ in temps:
+            _unlink(tmp)
         for stage, _ in pending:
             shutil.rmtree(stage, ignore_errors=True)
     _fsync_dir(out)
     return report
 
 
+def _fs_hint(exc: OSError) -> str | None:
+    return {
+        errno.ENOSPC: "free some space on that file system (or build elsewhere) and build again",
+        errno.EDQUOT: "free some space on that file system (or build elsewhere) and build again",
+        errno.EACCES: "build into a folder you can write, or fix its permissions",
+        errno.EPERM: "build into a folder you can write, or fix its permissions",
+        errno.EROFS: "that file system is read-only: build elsewhere",
+        errno.EBUSY: "a mount point cannot be replaced: build into a folder inside it",
+        errno.ENOENT: "something removed mapc's staging folder during the build; build again",
+    }.get(exc.errno)
+
+
+_OVERWRITES = {"edited", "not_generated", "symlink", "not_a_file", "not_a_folder"}
+
+
 def _conflict_error(conflicts: list[Conflict], force: bool) -> OutputConflict:
     names = "; ".join(c.message for c in conflicts)
+    reasons = {c.reason for c in conflicts}
     if all(c.forceable for c in conflicts):
         hint = ("move your changes into the spec (or out of the output folder) and build again, "
                 "or pass --force to overwrite them")
+    elif "spec_input" in reasons:
+        hint = "build into a folder of its own, not the folder holding the spec's files"
+    elif reasons == {"mount_point"}:
+        hint = "mapc needs a folder it can replace: build into a new folder (inside the mount point is fine)"
     else:
         hint = "move these out of the way; --force does not replace folders or special files"
-    what = "file" if len(conflicts) == 1 else "files"
-    return OutputConflict(f"refusing to overwrite {len(conflicts)} {what}: {names}", hint, conflicts)
+    if reasons & _OVERWRITES:
+        what = "file" if len(conflicts) == 1 else "files"
+        return OutputConflict(f"refusing to overwrite {len(conflicts)} {what}: {names}", hint, conflicts)
+    return OutputConflict(f"mapc will not build here: {names}", hint, conflicts)
 
 
-def _make_stage(real: Path) -> Path:
+def _make_stage(real: Path, held: outlock.Held) -> Path:
     while True:
         stage = real.parent / f".{real.name}{_NEW}{secrets.token_hex(4)}"
         try:
             os.mkdir(stage)
-            return stage
         except FileExistsError:
             continue
+        outlock.hold(stage, held)  # a concurrent build's recovery leaves it alone
+        return stage
 
 
-def _write_file(path: Path, data: bytes, mode: int) -> None:
+def _owner_of(path: Path) -> tuple[int, int] | None:
+    """Whose the live folder (or file) is, when this process runs as root and could change it:
+    a rebuild as root keeps another user's folders theirs."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return None if (info.st_uid, info.st_gid) == (0, 0) else (info.st_uid, info.st_gid)
+
+
+def _give(path: Path | str, owner: tuple[int, int] | None) -> None:
+    if owner is not None:
+        os.lchown(path, *owner)
+
+
+def _write_file(path: Path, data: bytes, mode: int, *, owner: tuple[int, int] | None = None,
+                top: Path | None = None, held: outlock.Held | None = None) -> None:
+    """Write a new file (never an existing one); folders made on the way get ``owner`` too."""
+    missing = []
+    parent = path.parent
+    while top is not None and parent != top and not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
     path.parent.mkdir(parents=True, exist_ok=True)
+    for folder in missing:
+        _give(folder, owner)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if held is not None:
+        outlock.hold(path, held)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-        fh.flush()
+        _write_all(fh.fileno(), data)
         os.fsync(fh.fileno())
+    _give(path, owner)
     os.chmod(path, mode)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _carry(src: Path, dst: Path, rel_prefix: str, drop: set[str], plan: Plan) -> int:
@@ -347,6 +554,7 @@ def _carry(src: Path, dst: Path, rel_prefix: str, drop: set[str], plan: Plan) ->
             ours = any(d.startswith(rel + "/") for d in drop)
             if inner or not ours or any(target.iterdir()):
                 shutil.copymode(entry.path, target)
+                _give(target, _owner_of(Path(entry.path)))
                 kept += inner or (0 if ours else 1)
             else:
                 target.rmdir()  # held only files mapc generated
@@ -355,11 +563,13 @@ def _carry(src: Path, dst: Path, rel_prefix: str, drop: set[str], plan: Plan) ->
             continue
         if entry.is_symlink():
             os.symlink(os.readlink(entry.path), target)
+            _give(target, _owner_of(Path(entry.path)))
         else:
             try:
-                os.link(entry.path, target, follow_symlinks=False)
+                os.link(entry.path, target, follow_symlinks=False)  # the same file: same owner
             except OSError:
                 shutil.copy2(entry.path, target, follow_symlinks=False)
+                _give(target, _owner_of(Path(entry.path)))
         kept += 1
     return kept
 
@@ -411,12 +621,15 @@ def recover(out: Path, rels: list[str]) -> list[str]:
         if (parent, real.name) in seen or not parent.is_dir():
             continue
         seen.add((parent, real.name))
-        olds = sorted(parent.glob(f".{_glob_escape(real.name)}{_OLD}*"))
+        olds = [p for p in sorted(parent.glob(f".{_glob_escape(real.name)}{_OLD}*"))
+                if not outlock.held_by_another(p)]
         if olds and not os.path.lexists(real):
             os.rename(olds[0], real)
             done.append(f"restored {real.name}")
             olds = olds[1:]
-        for leftover in olds + sorted(parent.glob(f".{_glob_escape(real.name)}{_NEW}*")):
+        news = [p for p in sorted(parent.glob(f".{_glob_escape(real.name)}{_NEW}*"))
+                if not outlock.held_by_another(p)]  # a live build's stage is never touched
+        for leftover in olds + news:
             if leftover.is_dir() and not leftover.is_symlink():
                 shutil.rmtree(leftover, ignore_errors=True)
             else:

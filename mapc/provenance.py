@@ -207,27 +207,52 @@ def parse_lock(data: bytes) -> Lock:
                 regenerate=raw["regenerate"], files=dict(files))
 
 
-def read_lock(path: Path) -> Lock | None:
-    """The lock at ``path``; None when there is none. Raises LockError when unreadable."""
-    if not os.path.lexists(path):
+#: A lock lists one line per generated file; anything larger is not a lock mapc wrote.
+MAX_LOCK_BYTES = 64 << 20
+
+
+def lock_data(out: Path, lock_rel: str) -> bytes | None:
+    """The bytes of the lock ``out/lock_rel``, reached without following a symlink; None when
+    there is none. Raises LockError when it is not a regular file (or too large)."""
+    from mapc import safeio
+
+    try:
+        return safeio.read_beneath(out, lock_rel, MAX_LOCK_BYTES)
+    except FileNotFoundError:
         return None
-    if os.path.islink(path) or not os.path.isfile(path):
-        raise LockError("not a regular file")
-    return parse_lock(Path(path).read_bytes())
+    except NotADirectoryError:
+        return None
+    except safeio.UnsafePath as exc:
+        raise LockError(str(exc)) from None
+
+
+def load_lock(out: Path, lock_rel: str) -> Lock | None:
+    """The lock of the build in ``out``; None when there is none. Raises LockError (or
+    OSError) when it cannot be read as a lock."""
+    data = lock_data(out, lock_rel)
+    return None if data is None else parse_lock(data)
+
+
+def read_lock(path: Path) -> Lock | None:
+    """The lock at ``path`` (its last component never a symlink); None when there is none."""
+    path = Path(path)
+    return load_lock(path.parent, path.name)
 
 
 def still_ours(out: Path, lock_rel: str, rels) -> dict[str, str]:
     """Of ``rels`` (files a target left as they are on disk), those still exactly as mapc
     last wrote them: they stay in the lock, so an unchanged rebuild is byte-identical."""
+    from mapc import safeio
+
     try:
-        lock = read_lock(Path(out) / lock_rel)
+        lock = load_lock(out, lock_rel)
     except (LockError, OSError):
         return {}
     out_files = {}
     for rel in rels:
-        path = Path(out) / rel
-        if lock and rel in lock.files and path.is_file() and not path.is_symlink():
-            if sha256(path.read_bytes()) == lock.files[rel]:
+        if lock and rel in lock.files:
+            data = safeio.try_read_beneath(out, rel)
+            if data is not None and sha256(data) == lock.files[rel]:
                 out_files[rel] = lock.files[rel]
     return out_files
 
@@ -240,9 +265,9 @@ def previous_files(out: Path, lock_rel: str, *, force: bool = False) -> dict[str
     """
     from mapc.output import OutputConflict
 
-    path = Path(out) / lock_rel
     try:
-        lock = read_lock(path)
+        data = lock_data(Path(out), lock_rel)
+        lock = None if data is None else parse_lock(data)
     except (LockError, OSError) as exc:
         if force:
             return {}
@@ -252,5 +277,5 @@ def previous_files(out: Path, lock_rel: str, *, force: bool = False) -> dict[str
     if lock is None:
         return {}
     files = dict(lock.files)
-    files[lock_rel] = sha256(path.read_bytes())
+    files[lock_rel] = sha256(data)
     return files

@@ -53,14 +53,17 @@ class Review:
 
 
 def find_locks(folder: Path) -> list[Path]:
-    """Locks of the builds in ``folder``: its own, or the RELAI adapters of a project."""
-    own = folder / provenance.LOCK_NAME
-    if own.is_file():
-        return [own]
-    relai = folder / ".relai" / "custom-adaptor"
-    if relai.is_dir():
-        return sorted(p / provenance.LOCK_NAME for p in relai.iterdir() if (p / provenance.LOCK_NAME).is_file())
-    return []
+    """Locks of the builds in ``folder``: its own, or the RELAI adapters of a project (never
+    found through a symlink)."""
+    from mapc.safeio import is_regular_beneath
+
+    if is_regular_beneath(folder, provenance.LOCK_NAME):
+        return [folder / provenance.LOCK_NAME]
+    adapters = ".relai/custom-adaptor"
+    if any(os.path.islink(folder / p) for p in (".relai", adapters)) or not os.path.isdir(folder / adapters):
+        return []
+    return [folder / adapters / n / provenance.LOCK_NAME for n in sorted(os.listdir(folder / adapters))
+            if is_regular_beneath(folder, f"{adapters}/{n}/{provenance.LOCK_NAME}")]
 
 
 def review(folder: str | Path) -> list[Review]:
@@ -71,28 +74,45 @@ def review(folder: str | Path) -> list[Review]:
     locks = find_locks(folder)
     if not locks:
         return [_review_unlocked(folder)]
-    return [_review_locked(lock) for lock in locks]
+    return [_review_locked(lock, folder) for lock in locks]
 
 
 # -- with a lock ------------------------------------------------------------------------
-def _review_locked(lock_path: Path) -> Review:
+def _review_locked(lock_path: Path, folder: Path) -> Review:
+    """Review the build whose lock is ``lock_path``, found in ``folder`` (the folder given to
+    review): whatever the lock says, no file outside ``folder`` is read but the spec it names."""
+    from mapc import safeio
+
+    lock_rel = lock_path.relative_to(folder).as_posix()
     try:
-        lock = provenance.read_lock(lock_path)
+        lock = provenance.load_lock(folder, lock_rel)
     except (provenance.LockError, OSError) as exc:
         r = _review_unlocked(lock_path.parent)
         r.lock_file = str(lock_path)
         r.findings.insert(0, Finding(lock_path.name, 0, "lock", f"unreadable lock: {exc}"))
         return r
     assert lock is not None
-    root = Path(os.path.normpath(lock_path.parent / lock.output))
+    root, scope = folder, ""  # the build's output, and the part of it given to review
+    expected = "/".join([".."] * lock_rel.count("/")) or "."
+    problem = None
+    if lock.output != expected:
+        inner = _inner_folder(folder, lock) if lock_rel == provenance.LOCK_NAME else None
+        if inner is not None:  # an adapter folder inside its project (RELAI): that folder only
+            root, scope = Path(os.path.realpath(folder)).parents[inner.count("/")], inner
+        else:
+            problem = (f"the lock says its output is {lock.output!r}, but it lies in {folder} (expected "
+                       f"{expected!r}); only {folder} is reviewed")
     r = Review(out=str(root), lock_file=str(lock_path), target=lock.target, mapc_version=lock.mapc_version,
                spec={"path": lock.spec, "sha256": lock.spec_sha256, "status": "unknown"})
+    if problem:
+        r.findings.append(Finding(lock_path.name, 0, "lock", problem))
     spec, target = _load_spec(root, lock, r)
     known: set[str] = set()
     if spec is not None and target is not None:
         _describe_spec(spec, r)
         known = _fresh_fingerprints(spec, target, root)
     sources: dict[str, str] = {}
+    outside: list[str] = []
     from mapc.output import OutputConflict, safe_relpath
 
     for rel, digest in sorted(lock.files.items()):
@@ -101,13 +121,23 @@ def _review_locked(lock_path: Path) -> Review:
         except OutputConflict:
             r.findings.append(Finding(lock_path.name, 0, "lock", f"the lock lists {rel!r}, outside the output"))
             continue
-        path = root / rel
         entry = {"path": rel, "sha256": digest, "status": "ok"}
-        if os.path.islink(path) or not path.is_file():
+        if scope and not (rel == scope or rel.startswith(scope + "/")):
+            entry["status"] = "not read"
+            r.files.append(entry)
+            outside.append(rel)
+            continue
+        try:
+            data = safeio.read_beneath(root, rel)
+        except safeio.UnsafePath as exc:
+            data = None
+            entry["status"] = "unsafe"
+            r.findings.append(Finding(rel, 0, "unsafe_path", f"listed in the lock, but {exc}: not read"))
+        except OSError:
+            data = None
             entry["status"] = "missing"
             r.findings.append(Finding(rel, 0, "missing", "listed in the lock but not there"))
-        else:
-            data = path.read_bytes()
+        if data is not None:
             if provenance.sha256(data) != digest:
                 entry["status"] = "edited"
                 entry["sha256"] = provenance.sha256(data)
@@ -118,11 +148,16 @@ def _review_locked(lock_path: Path) -> Review:
             if rel.endswith("catalog.json"):
                 _catalog_commands(data, rel, r)
         r.files.append(entry)
-    for rel in _unlisted_python(root, lock):
-        r.files.append({"path": rel, "sha256": provenance.sha256((root / rel).read_bytes()),
-                        "status": "not generated by mapc"})
+    if outside:
+        r.notes.append(f"{len(outside)} file(s) of this build lie outside {folder} and were not read "
+                       f"({', '.join(outside[:3])}); review {root} to check them")
+    for rel in _unlisted_python(root, lock, scope):
+        data = safeio.try_read_beneath(root, rel)
+        if data is None:
+            continue
+        r.files.append({"path": rel, "sha256": provenance.sha256(data), "status": "not generated by mapc"})
         r.findings.append(Finding(rel, 0, "not_generated", "Python file in mapc's output that mapc did not generate"))
-        sources[rel] = (root / rel).read_text(encoding="utf-8", errors="replace")
+        sources[rel] = data.decode("utf-8", "replace")
     _scan(sources, lock.target, known, r)
     return r
 
@@ -136,7 +171,7 @@ def _load_spec(root: Path, lock: provenance.Lock, r: Review):
     if target is None:
         r.notes.append(f"unknown target {lock.target!r}: built by another mapc?")
         return None, None
-    if not spec_file.is_file():
+    if not _spec_file_ok(spec_file):
         r.spec["status"] = "missing"
         r.notes.append(f"the spec {lock.spec} is not there (relative to {r.out}): what the adapter reads and "
                        "emits cannot be shown; files are still checked and scanned")
@@ -155,6 +190,18 @@ def _load_spec(root: Path, lock: provenance.Lock, r: Review):
     return spec, target
 
 
+def _spec_file_ok(path: Path) -> bool:
+    """The spec a lock names is read only when it is a regular YAML file (a lock cannot make
+    review read /etc/passwd or block on a FIFO)."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and os.path.realpath(path).endswith((".yaml", ".yml"))
+
+
 def _fresh_fingerprints(spec, target, root: Path) -> set[str]:
     """Functions mapc would generate from this spec now: mapc's own code."""
     from mapc.build import render
@@ -170,12 +217,31 @@ def _fresh_fingerprints(spec, target, root: Path) -> set[str]:
     return found
 
 
-def _unlisted_python(root: Path, lock: provenance.Lock) -> list[str]:
-    """Python files in the folders mapc owns that the lock does not list."""
+def _inner_folder(folder: Path, lock: provenance.Lock) -> str | None:
+    """When ``folder`` is the folder holding a build's lock inside its output (RELAI's adapter
+    folder, lock output ``../../..``): that folder relative to the output, else None."""
+    parts = lock.output.split("/")
+    if not lock.owned or any(p != ".." for p in parts):
+        return None
+    inner = "/".join(Path(os.path.realpath(folder)).parts[-len(parts):])
+    return inner if inner == lock.owned[0] else None
+
+
+def _unlisted_python(root: Path, lock: provenance.Lock, scope: str = "") -> list[str]:
+    """Python files in the folders mapc owns (within ``scope``) that the lock does not list."""
+    from mapc.output import OutputConflict, safe_relpath
+
     out = []
     for owned in lock.owned:
+        try:
+            if owned:
+                safe_relpath(owned)
+        except OutputConflict:
+            continue  # an owned folder outside the output: not looked at
+        if scope and not (owned == scope or owned.startswith(scope + "/")):
+            continue
         base = root / owned if owned else root
-        if not base.is_dir() or owned in lock.files:
+        if os.path.islink(base) or not base.is_dir() or owned in lock.files:
             continue
         for folder, dirs, names in os.walk(base):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -204,13 +270,17 @@ def _review_unlocked(folder: Path) -> Review:
     r.findings.append(Finding(provenance.LOCK_NAME, 0, "no_lock", "no mapc.lock.json: not a mapc build, or the "
                               "lock was removed; nothing can be checked against what mapc generated"))
     sources = {}
+    from mapc.safeio import try_read_beneath
+
     for dirpath, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
         for name in sorted(names):
             if name.endswith(".py") and len(sources) < _MAX_SCANNED:
                 path = Path(dirpath, name)
                 rel = path.relative_to(folder).as_posix()
-                data = path.read_bytes()
+                data = try_read_beneath(folder, rel)
+                if data is None:
+                    continue
                 r.files.append({"path": rel, "sha256": provenance.sha256(data), "status": "unknown"})
                 sources[rel] = data.decode("utf-8", "replace")
     _scan(sources, None, set(), r)

@@ -65,11 +65,20 @@ def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | Non
 
     if path_problem(ref):
         return None, f"the `extends` path {path_problem(ref)}", "give the path of a spec file"
+    from mapc import safeio
+
     path = Path(ref)
     if not path.is_absolute():
         path = Path(spec_file).parent / path  # shown as the user would write it
-    if not path.is_file():
+    folder = Path(spec_file).parent
+    try:
+        real = safeio.contained_file(path, safeio.input_roots(folder))
+    except FileNotFoundError:
         return None, f"spec file not found: {ref}", f"paths are relative to {Path(spec_file).name}'s folder"
+    except (safeio.UnsafePath, OSError) as exc:
+        return None, f"the base spec {ref} {exc}", safeio.outside_hint(folder.resolve())
+    if not real.name.endswith(_SUFFIXES):
+        return None, f"the base spec {ref} is not a .yaml or .yml file", "give the path of a spec file"
     return path, None, None
 
 

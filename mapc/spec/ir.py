@@ -303,6 +303,7 @@ class Spec:
     locate: Any = field(default=None, compare=False, repr=False)  # (path, key=False) -> Mark
     locate_in: Any = field(default=None, compare=False, repr=False)  # (path, offset in the value) -> Mark
     tests: tuple[SpecTest, ...] = ()  # `tests:` of the spec file itself (not inherited)
+    inputs: tuple[str, ...] = ()  # resolved files the spec reads (tasks file, fixtures): never written
 
     def diag(self, code: str, path: PathT, message: str, *, hint: str | None = None,
              severity: str = "error", key: bool = False):

@@ -772,18 +772,37 @@ class Builder:
             meta = None
         return ir.Task(tid, desc, t.get("input"), t.get("target"), tuple(tags), split, meta)
 
+    def input_file(self, rel: str, path: tuple, what: str) -> Path | None:
+        """A file the spec reads (fixture, tasks file), resolved: a regular file inside the
+        folder of the spec file that names it (or an allowed root); else a diagnostic."""
+        from mapc import safeio
+
+        if path_problem(rel):
+            self.error("invalid_value", path, f"the {what} path {path_problem(rel)}")
+            return None
+        folder = self.dir_of(path)
+        try:
+            found = safeio.contained_file(folder / rel, safeio.input_roots(folder))
+        except FileNotFoundError:
+            self.error("missing_file", path, f"{what} not found: {rel}",
+                       hint=f"paths are relative to the spec's folder ({folder})")
+            return None
+        except safeio.UnsafePath as exc:
+            self.error("file_outside_spec" if "spec's folder" in str(exc) else "not_a_file", path,
+                       f"the {what} {rel} {exc}; mapc reads only regular files inside the spec's folder",
+                       hint=safeio.outside_hint(folder))
+            return None
+        except OSError as exc:
+            self.error("unreadable", path, f"cannot read {rel}: {exc.strerror or exc}")
+            return None
+        self.referenced_files.append(found)
+        return found
+
     def _tasks_from_file(self, data: dict, path: tuple) -> list[ir.Task]:
         rel = data["from"]
-        folder = self.dir_of(path + ("from",))
-        f = (folder / rel)
-        if path_problem(rel):
-            self.error("invalid_value", path + ("from",), f"the tasks file path {path_problem(rel)}")
+        f = self.input_file(rel, path + ("from",), "tasks file")
+        if f is None:
             return []
-        if not f.is_file():
-            self.error("missing_file", path + ("from",), f"tasks file not found: {rel}",
-                       hint=f"paths are relative to the spec's folder ({folder})")
-            return []
-        self.referenced_files.append(f)
         exprs = {}
         for key, default in (("id", "id"), ("input", "input"), ("target", "target"), ("tags", "tags"),
                              ("description", "description"), ("split", "split"), ("metadata", "metadata")):
@@ -791,13 +810,15 @@ class Builder:
             if e is None:
                 return []
             exprs[key] = e
+        from mapc import safeio
+
         try:
             if f.stat().st_size > MAX_TASKS_BYTES:
                 self.error("file_too_large", path + ("from",), f"{rel} is larger than {MAX_TASKS_BYTES} bytes",
                            hint="a tasks file lists tasks; keep their data in files the tasks name")
                 return []
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = safeio.read_contained(f, [f.parent], MAX_TASKS_BYTES).decode("utf-8")
+        except (OSError, UnicodeDecodeError, safeio.UnsafePath) as exc:
             self.error("unreadable", path + ("from",), f"cannot read {rel}: {exc}")
             return []
         rows: list[tuple[int | None, Any]] = []
@@ -904,17 +925,9 @@ class Builder:
         out = []
         for i, f in enumerate((data or [])[:MAX_FIXTURES]):  # the schema reports any beyond
             spec = {"path": f} if isinstance(f, str) else f
-            folder = self.dir_of(("fixtures", i))
-            if path_problem(spec["path"]):
-                self.error("invalid_value", ("fixtures", i), f"the fixture path {path_problem(spec['path'])}")
-                continue
-            p = (folder / spec["path"]).resolve()
-            if not p.is_file():
-                self.error("missing_file", ("fixtures", i), f"fixture not found: {spec['path']}",
-                           hint=f"paths are relative to the spec's folder ({folder})")
-                continue
-            self.referenced_files.append(p)
-            out.append(ir.Fixture(spec["path"], str(p), spec.get("min_records")))
+            p = self.input_file(spec["path"], ("fixtures", i), "fixture")
+            if p is not None:
+                out.append(ir.Fixture(spec["path"], str(p), spec.get("min_records")))
         return tuple(out)
 
     def tests(self, data: list | None, tasks: ir.Tasks | None, agent: ir.Agent | None,
@@ -1071,6 +1084,7 @@ class Builder:
             files=tuple(sorted(self.spec.texts)),
             # tests check the output, they do not shape it: a build is current whatever they say
             digest=_digest(self._digested(data), self.referenced_files),
+            inputs=tuple(str(f) for f in self.referenced_files),
             locate=self.spec.mark,
             locate_in=self.spec.expression_mark,
             tests=tests,

@@ -79,6 +79,11 @@ class Target:
         """
         return [""]
 
+    def ownable_roots(self, spec: ir.Spec) -> list[str]:
+        """Everything the target may have owned in an earlier build of this spec: stale files
+        are removed only there, whatever a (possibly tampered) lock lists."""
+        return self.owned_roots(spec)
+
     def reconcile(self, spec: ir.Spec, out_dir: Path, files: dict[str, bytes], *, force: bool) -> dict[str, bytes]:
         """Adjust ``files`` to what already exists in ``out_dir``, just before writing.
 

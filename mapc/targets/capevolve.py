@@ -23,6 +23,7 @@ from mapc.spec import ir
 from mapc.targets import Target, ValidationReport
 from mapc.targets.capevolve_data import (
     REPLAY_PLACEHOLDERS,
+    read_trace,
     replay_plan,
     splits_json,
     task_id_file_problem,
@@ -215,7 +216,7 @@ class CapEvolveTarget(Target):
         if splits is not None:
             files["splits.json"] = splits
         for rel, path in sorted((plan.files if plan else {}).items()):
-            files[rel] = path.read_bytes()
+            files[rel] = read_trace(path)
         return files
 
     # -- validation --------------------------------------------------------------------

@@ -127,18 +127,26 @@ def replay_plan(spec: ir.Spec, cwd: Path | None = None) -> ReplayPlan | None:
     base_text = fixed.rsplit("/", 1)[0] if "/" in fixed else ""
     rest = template[len(base_text) + 1 :] if base_text else template
     roots = list(dict.fromkeys([Path(spec.file).resolve().parent, (cwd or Path.cwd()).resolve()]))
-    plans = [_plan_from(spec, (root / _unescape(base_text)).resolve(), base_text, rest) for root in roots]
+    plans = [_plan_from(spec, root, base_text, rest) for root in roots]
     for plan in plans:
         if plan.problem or plan.files:
             return plan
     return plans[0]
 
 
-def _plan_from(spec: ir.Spec, base: Path, base_text: str, rest: str) -> ReplayPlan:
+def _plan_from(spec: ir.Spec, root: Path, base_text: str, rest: str) -> ReplayPlan:
+    from mapc import safeio
+
+    base = (root / _unescape(base_text)).resolve()
     plan = ReplayPlan(template=f"{TRACES_DIR}/{rest}", base=base, base_text=_unescape(base_text) or ".")
     parts = PurePosixPath(rest).parts
     if not rest or rest.startswith("/") or ".." in parts or "." in parts:
         plan.problem = "after its first placeholder the path must go down, without `.` or `..`"
+        return plan
+    roots = safeio.input_roots(root)
+    if not any(safeio.within(base, os.path.realpath(r)) for r in roots):
+        plan.problem = (f"the recorded traces' folder {plan.base_text} is outside the spec's folder and the "
+                        f"current folder; {safeio.outside_hint(root)}")
         return plan
     rows = task_rows(spec)
     if "{seed}" in _placeholder_free(rest):
@@ -147,15 +155,22 @@ def _plan_from(spec: ir.Spec, base: Path, base_text: str, rest: str) -> ReplayPl
         found = {}
         for row in rows:
             rel = fill_placeholders(rest, {"task_id": row["id"]})
-            found[row["id"]] = [rel] if (base / rel).is_file() else []
+            found[row["id"]] = [rel] if os.path.lexists(base / rel) else []
     for row in rows:
         rels = found.get(row["id"]) or []
         if not rels:
             plan.missing.append(row["id"])
         for rel in rels:
-            path = base / rel
+            try:
+                path = safeio.contained_file(base / rel, roots)
+            except FileNotFoundError:
+                plan.missing.append(row["id"])
+                continue
+            except (OSError, safeio.UnsafePath) as exc:
+                plan.problem = f"the recorded trace {plan.base_text}/{rel} {exc}; {safeio.outside_hint(root)}"
+                return plan
             plan.files[f"{TRACES_DIR}/{rel}"] = path
-            for name, sibling in _siblings(path, spec.source.siblings):
+            for name, sibling in _siblings(base / rel, spec.source.siblings, roots):
                 plan.files.setdefault(f"{TRACES_DIR}/{PurePosixPath(rel).parent / name}", sibling)
     return plan
 
@@ -203,16 +218,27 @@ def _scan(base: Path, rest: str, rows: list[dict]) -> dict[str, list[str]]:
     return found
 
 
-def _siblings(trace: Path, siblings) -> list[tuple[str, Path]]:
-    """The sibling files the mapping reads next to ``trace`` (first existing candidate each)."""
+def _siblings(trace: Path, siblings, roots) -> list[tuple[str, Path]]:
+    """The sibling files the mapping reads next to ``trace`` (first existing candidate each,
+    a regular file inside ``roots``)."""
+    from mapc import safeio
+
     out = []
     for _, candidates in siblings:
         for template in candidates:
             name = template.replace("{stem}", trace.stem).replace("{name}", trace.name)
             if "/" in name or "\\" in name or name in (".", ".."):
                 continue
-            path = trace.parent / name
-            if path.is_file():
-                out.append((name, path))
+            try:
+                out.append((name, safeio.contained_file(trace.parent / name, roots)))
                 break
+            except (OSError, safeio.UnsafePath):
+                continue
     return out
+
+
+def read_trace(path: Path) -> bytes:
+    """A recorded trace or sibling planned by :func:`replay_plan`, read without following links."""
+    from mapc import safeio
+
+    return safeio.read_contained(path, [path.parent])

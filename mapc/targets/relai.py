@@ -111,6 +111,9 @@ class RelaiTarget(Target):
             roots.append(MANIFEST_PATH)
         return roots
 
+    def ownable_roots(self, spec: ir.Spec) -> list[str]:
+        return [adapter_dir(spec.name), MANIFEST_PATH]
+
     def render(self, spec: ir.Spec, program, out_dir: Path) -> dict[str, bytes]:
         from mapc.codegen.program import module_source
 

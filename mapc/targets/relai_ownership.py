@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from mapc.output import OutputConflict
@@ -31,12 +32,14 @@ def generated_by_mapc(folder: Path, mark: str) -> bool:
     """Whether ``folder`` is an adapter folder mapc generated (or is empty)."""
     if not any(folder.iterdir()):
         return True
-    runner = folder / "run.py"
+    from mapc import safeio
+
     try:
-        with open(runner, "rb") as fh:
-            head = fh.read(_MARK_BYTES)
-    except OSError:
+        fd = safeio.open_beneath(folder, "run.py")  # never a symlink, a FIFO or a device
+    except (OSError, safeio.UnsafePath):
         return False
+    with os.fdopen(fd, "rb") as fh:
+        head = fh.read(_MARK_BYTES)
     return mark.encode() in head
 
 
@@ -55,8 +58,7 @@ def reconcile_project(name: str, root: Path, files: dict[str, bytes], *, force: 
                 f"{folder} holds a RELAI adapter that mapc did not generate; mapc will not overwrite it",
                 hint="give the spec another `name`, or pass --force to replace that adapter folder")
     if MANIFEST_PATH in files:
-        files = _reconcile_manifest(root / MANIFEST_PATH, files, force=force,
-                                    last_written=_last_written(folder, MANIFEST_PATH))
+        files = _reconcile_manifest(root, files, force=force, last_written=_last_written(folder, MANIFEST_PATH))
     return files
 
 
@@ -71,19 +73,22 @@ def _last_written(folder: Path, rel: str) -> str | None:
     return lock.files.get(rel) if lock is not None else None
 
 
-def _reconcile_manifest(path: Path, files: dict[str, bytes], *, force: bool,
+def _reconcile_manifest(root: Path, files: dict[str, bytes], *, force: bool,
                         last_written: str | None = None) -> dict[str, bytes]:
+    from mapc import safeio
+
+    path = root / MANIFEST_PATH
     if not path.exists() and not path.is_symlink():
         return files
-    if path.is_file() and not path.is_symlink():
-        current = path.read_bytes()
+    current = safeio.try_read_beneath(root, MANIFEST_PATH)
+    if current is not None:
         if current == files[MANIFEST_PATH] or hashlib.sha256(current).hexdigest() == last_written:
             return files  # mapc's own manifest, unchanged since it wrote it: replace freely
     ours = json.loads(files[MANIFEST_PATH])
     try:
-        if path.is_symlink() or not path.is_file():
+        if current is None:
             raise ValueError("it is not a regular file")
-        theirs = json.loads(path.read_bytes().decode("utf-8"))
+        theirs = json.loads(current.decode("utf-8"))
         if not isinstance(theirs, dict):
             raise ValueError("it does not hold a JSON object")
         for key in ("env", "files"):

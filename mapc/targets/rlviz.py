@@ -45,17 +45,28 @@ def testdata_files(spec: ir.Spec) -> dict[str, Path]:
 
 
 def _sibling_of(fixture: Path, candidates) -> tuple[str, Path] | None:
-    """The sibling the adapter would read next to ``fixture`` (first existing candidate)."""
+    """The sibling the adapter would read next to ``fixture`` (first existing candidate): a
+    regular file that stays in the fixture's folder (or an allowed root), never a link out."""
+    from mapc import safeio
+
     stem = fixture.stem
     for template in candidates:
         name = template.replace("{stem}", stem).replace("{name}", fixture.name)
         rel = PurePosixPath(name)
         if rel.is_absolute() or ".." in rel.parts or len(rel.parts) != 1:
             continue  # only plain names next to the fixture are copied
-        candidate = fixture.parent / name
-        if candidate.is_file():
-            return name, candidate
+        try:
+            return name, safeio.contained_file(fixture.parent / name, safeio.input_roots(fixture.parent))
+        except (OSError, safeio.UnsafePath):
+            continue
     return None
+
+
+def _read_testdata(path: Path) -> bytes:
+    """A fixture or sibling, read again at render time with the same containment check."""
+    from mapc import safeio
+
+    return safeio.read_contained(path, safeio.input_roots(path.parent))
 
 
 class RlvizTarget(Target):
@@ -108,7 +119,7 @@ class RlvizTarget(Target):
             header="#!/usr/bin/env python3",
             units=("rlviz_main",),
         )
-        data = {name: path.read_bytes() for name, path in sorted(testdata_files(spec).items())}
+        data = {name: _read_testdata(path) for name, path in sorted(testdata_files(spec).items())}
         counts = _record_counts(spec, adapter, data)
         cases = [
             {
@@ -160,13 +171,13 @@ def _docstring(spec: ir.Spec) -> str:
 
 def _record_counts(spec: ir.Spec, adapter: str, data: dict[str, bytes]) -> dict[str, int]:
     """Records each fixture yields today (its min_records unless the spec sets one)."""
-    import tempfile
-
     from mapc.codegen.program import load_module
 
     ns = load_module(adapter, "mapc_rlviz_adapter")
     counts: dict[str, int] = {}
-    with tempfile.TemporaryDirectory(prefix="mapc-rlviz-count-") as tmp:
+    from mapc.scratch import scratch
+
+    with scratch("rlviz-count") as tmp:
         for name, content in data.items():
             Path(tmp, name).write_bytes(content)
         for fx in spec.fixtures:

@@ -14,6 +14,7 @@ import pytest
 from library_support import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
 
 from mapc.init import init_spec, write_spec
+from mapc.safeio import allowing
 from mapc.library import library_specs
 
 JSON_FILES = corpus_files()  # JSON, JSON Lines and the CSV table
@@ -38,7 +39,9 @@ def drafts(tmp_path_factory, corpus):
         write_spec(draft.text, folder / "spec.yaml")
         jobs.append((folder / "spec.yaml", "rlviz", folder / "out"))
         made.append(draft)
-    return {rel: (draft, result) for rel, draft, result in zip(JSON_FILES, made, build_all(jobs))}
+    with allowing([CORPUS]):  # the drafts' fixtures are the corpus samples, outside the spec's folder
+        results = build_all(jobs)
+    return {rel: (draft, result) for rel, draft, result in zip(JSON_FILES, made, results)}
 
 
 @pytest.mark.parametrize("rel", JSON_FILES)
@@ -74,8 +77,10 @@ def test_init_proposal_validates_on_the_sample(tmp_path, drafts, corpus_validati
         return
     assert f"extends: {draft.library}\n" in draft.text
     (tmp_path / "spec.yaml").write_text(draft.text)
-    proposal, diags = load_spec(tmp_path / "spec.yaml")
+    with allowing([CORPUS]):  # the fixture is the sample, outside the spec's folder
+        proposal, diags = load_spec(tmp_path / "spec.yaml")
     assert proposal is not None, [d.format() for d in diags]
+    assert any("--allow-read" in note for note in draft.notes), draft.notes
     library, _ = load_spec(library_specs()[draft.library])
     assert (proposal.source, proposal.levels, proposal.events) == (library.source, library.levels, library.events)
     assert [Path(f.resolved) for f in proposal.fixtures] == [(CORPUS / rel).resolve()]

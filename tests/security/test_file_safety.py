@@ -117,8 +117,9 @@ def test_a_build_killed_at_any_step_leaves_the_previous_output_intact(tmp_path, 
 @pytest.mark.parametrize("target", ["rlviz", "relai", "cap-evolve"])
 def test_a_build_changes_nothing_outside_its_output(tmp_path, target):
     """The spec and its fixture live elsewhere (the fixture in a sibling folder, named with
-    `..`); only the output folder changes."""
+    `..` and allowed with --allow-read); only the output folder changes."""
     from mapc.build import build
+    from mapc.safeio import allowing
 
     spec = _project(tmp_path)
     project = spec.parent
@@ -128,7 +129,8 @@ def test_a_build_changes_nothing_outside_its_output(tmp_path, target):
     spec.write_text(spec.read_text().replace("fixtures: [fixture.jsonl]", "fixtures: [../elsewhere/fixture.jsonl]"))
     out = project if target == "relai" else tmp_path / "out"
     before = _snapshot(tmp_path)
-    result = build(spec, target, out)
+    with allowing([elsewhere]):
+        result = build(spec, target, out)
     assert result.ok, [d.format() for d in result.diagnostics]
     after = _snapshot(tmp_path)
     prefix = "project/.relai/" if target == "relai" else "out/"

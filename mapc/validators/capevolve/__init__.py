@@ -28,7 +28,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -224,7 +223,9 @@ def host_verdict(check: dict | None, beyond: dict | None, returncode: int | None
 
 def run_gate(data_dir: Path, host: dict, hash_seed: str, timeout: float = TIMEOUT) -> dict:
     """One gate run on a fresh install of ``data_dir``: {check, beyond, printed}."""
-    with tempfile.TemporaryDirectory(prefix="mapc-capevolve-gate-") as tmp_name:
+    from mapc.scratch import scratch
+
+    with scratch("capevolve-gate") as tmp_name:  # private; swept by the next run after a kill -9
         tmp = Path(tmp_name)
         root, reports = tmp / "root", tmp / "reports"
         reports.mkdir()
@@ -236,7 +237,8 @@ def run_gate(data_dir: Path, host: dict, hash_seed: str, timeout: float = TIMEOU
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(
                 [sys.executable, "-S", "-P", str(GATE), str(host_dir(host, tmp)), str(reports)],
-                cwd=root, env=gate_env(hash_seed), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                cwd=root, env=dict(gate_env(hash_seed), TMPDIR=str(tmp)), stdin=subprocess.DEVNULL, stdout=out,
+                stderr=err,
                 start_new_session=True,
             )
             try:

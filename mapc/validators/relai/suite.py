@@ -11,7 +11,6 @@ task's normalized averaged score.
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,7 +171,9 @@ def _adapter(root: Path, catalog_path: Path, wanted: set[str] | None, env: dict,
                 report.tasks.append(TaskOutcome(name, t["id"], "failed", detail="prepare failed"))
             return report
         report.prepare = "ok"
-    with tempfile.TemporaryDirectory(prefix="mapc-relai-results-") as tmp:
+    from mapc.scratch import scratch
+
+    with scratch("relai-results") as tmp:
         for n, task in enumerate(tasks):
             out = Path(tmp) / f"result-{n}.json"
             report.tasks.append(_run_task(root, name, data["runner"], task, out, env, secrets))

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Mapping
 
+from mapc.scratch import scratch
 from mapc.validators.rlviz.digest import plugin_files
 from mapc.validators.rlviz.gojson import go_utf8
 from mapc.validators.rlviz.manifest import API_VERSION, Manifest
@@ -102,9 +103,13 @@ def request_bytes(request: dict) -> bytes:
     return go_utf8(text.encode("utf-8", "surrogateescape")).encode() + b"\n"
 
 
-def snapshot(root: str | os.PathLike) -> str:
-    """A private copy of the plugin's files in a new temporary directory (RLViz's snapshotPlugin)."""
-    dest = tempfile.mkdtemp(prefix="rlviz-plugin-")
+def snapshot(root: str | os.PathLike, dest: str | None = None) -> str:
+    """A private copy of the plugin's files in a new temporary directory (RLViz's snapshotPlugin),
+    or in the new folder ``dest`` (inside a :func:`mapc.scratch.scratch` folder, swept after a kill)."""
+    if dest is None:
+        dest = tempfile.mkdtemp(prefix="rlviz-plugin-")
+    else:
+        os.mkdir(dest, 0o700)
     try:
         for folder in _folders(root):
             os.mkdir(os.path.join(dest, folder), 0o700)
@@ -276,9 +281,7 @@ def run_plugin(root: str | os.PathLike, manifest: Manifest, request: dict, *, ti
                max_stdout: int = MAX_STDOUT, max_stderr: int = MAX_STDERR,
                env: Mapping[str, str] | None = None) -> RunResult:
     """Execute one operation of the plugin in a fresh snapshot; raises :class:`HostError` on failure."""
-    where = snapshot(root)
-    try:
+    with scratch("rlviz-plugin") as private:  # removed by the next run even after a kill -9
+        where = snapshot(root, os.path.join(private, "plugin"))
         limits = Limits(timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr)
         return execute(where, manifest, request, limits=limits, env=env)
-    finally:
-        shutil.rmtree(where, ignore_errors=True)

@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from mapc.scratch import scratch
 from mapc.validators.rlviz import gojson
 from mapc.validators.rlviz.digest import DigestError, content_digest
 from mapc.validators.rlviz.gojson import BOOLP, F64P, STR, GoJSONError, Obj, Struct
@@ -186,11 +186,11 @@ class _Run:
             raise HostError(exc.error) from None
         if current.digest != self.plugin.digest:
             raise HostError("plugin changed after it was loaded; reload and trust it again")
-        try:
-            where = snapshot(current.root)
-        except (DigestError, OSError) as exc:
-            raise HostError(f"snapshot trusted plugin: {exc}") from None
-        try:
+        with scratch("rlviz-plugin") as private:  # private (0700); swept by the next run after a kill -9
+            try:
+                where = snapshot(current.root, os.path.join(private, "plugin"))
+            except (DigestError, OSError) as exc:
+                raise HostError(f"snapshot trusted plugin: {exc}") from None
             try:
                 copy = load_plugin(where, self.env)
             except ValidationFailure as exc:
@@ -198,8 +198,6 @@ class _Run:
             if copy.digest != current.digest:
                 raise HostError("plugin changed while creating its execution snapshot; reload and trust it again")
             return execute(where, copy.manifest, request, deadline=self.deadline, limits=self.limits, env=self.env)
-        finally:
-            shutil.rmtree(where, ignore_errors=True)
 
 
 def _check_output(stdout: bytes, root: str, strict: bool) -> StreamChecker:

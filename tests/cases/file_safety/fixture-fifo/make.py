@@ -1,0 +1,5 @@
+import os
+
+
+def make(project, outside):
+    os.mkfifo(project / 'sample.jsonl')
