@@ -239,28 +239,35 @@ def test_a_rebuild_as_root_keeps_the_users_folders_theirs(tmp_path):
 
 # -- validation's private copies ------------------------------------------------------------
 def test_validation_copies_are_private_and_swept_after_a_kill(tmp_path):
-    """`mapc build` killed (-9) while validating leaves its mapc-* copy in TMPDIR: private, and
-    gone after the next run."""
+    """`mapc validate` killed (-9) while it holds its mapc-* copy of the output in TMPDIR: the
+    copy is private, and the next run removes it."""
     spec = _spec(tmp_path / "spec")
     out = tmp_path / "out"
-    (tmp_path / "spec" / "user-notes.txt").write_text("not copied\n")
+    assert build(spec, "rlviz", out, validate=False, test=False).ok
+    (out / "user-notes.txt").write_text("the user's file, copied for validation\n")
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.Popen([sys.executable, "-m", "mapc.cli", "build", str(spec), "--target", "rlviz", "-o",
-                             str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen = []
+    validate = [sys.executable, "-m", "mapc.cli", "validate", "--target", "rlviz", str(out)]
+    proc = subprocess.Popen(validate, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    left = []
     deadline = time.monotonic() + 120
-    while not seen and proc.poll() is None and time.monotonic() < deadline:
-        seen = [p for p in tmpdir.iterdir() if p.name.startswith("mapc-") and (p / scratch.OWNER).exists()]
-        time.sleep(0.005)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert seen, "the build never made a private copy (finished too early?)"
-    left = [p for p in tmpdir.iterdir() if p.name.startswith("mapc-")]
-    assert left and all(stat.S_IMODE(os.lstat(p).st_mode) == 0o700 for p in left)
-    again = subprocess.run([sys.executable, "-m", "mapc.cli", "validate", "--target", "rlviz", str(out)], env=env,
-                           capture_output=True, text=True, timeout=300)
+    try:
+        while not left and proc.poll() is None and time.monotonic() < deadline:
+            if any(p.name.startswith("mapc-") and (p / scratch.OWNER).exists() for p in tmpdir.iterdir()):
+                os.kill(proc.pid, signal.SIGSTOP)  # frozen: the copy cannot vanish before the kill
+                left = [p for p in tmpdir.iterdir() if p.name.startswith("mapc-") and (p / scratch.OWNER).exists()]
+                if not left:
+                    os.kill(proc.pid, signal.SIGCONT)
+            else:
+                time.sleep(0.002)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert left, "validation never made a private copy (finished too early?)"
+    assert all(stat.S_IMODE(os.lstat(p).st_mode) == 0o700 for p in left)
+    assert all(p.exists() for p in left)  # the kill left them behind
+    again = subprocess.run(validate, env=env, capture_output=True, text=True, timeout=300)
     assert not any(p.exists() for p in left), (again.stderr, [p.name for p in tmpdir.iterdir()])
 
 
