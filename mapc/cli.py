@@ -327,6 +327,7 @@ def test_(
                                 "(<fixture>.expected.ndjson) from what the spec produces now."),
     against: Optional[Path] = typer.Option(None, "--against", help="Compare with the records of the adapter "
                                            "already built in this folder instead of the expected files."),
+    allow_read: Optional[list[Path]] = AllowReadOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Run SPEC on its test cases (every fixture, plus `tests:`) and compare with what is expected.
@@ -336,6 +337,7 @@ def test_(
     from mapc.spectest import run_tests
     from mapc.spectest.report import format_report
 
+    _allow_read(allow_read)
     report = run_tests(spec, update=update, against=against)
     if not report.ran:
         _emit_diags(report.diagnostics, as_json, spec=str(spec), cases=[])
@@ -559,6 +561,7 @@ def init(
     """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
     from mapc.build import UsageError
     from mapc.init import InitError, init_spec, write_first_expected, write_spec
+    from mapc.safeio import allowing
 
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
@@ -568,7 +571,8 @@ def init(
         if out is not None:
             write_spec(draft.text, out, force=force)
             draft.notes.append(_write_project_schema(draft.schema))
-            draft.notes += write_first_expected(out, force=force)
+            with allowing([sample.resolve().parent]):  # the sample the user named here
+                draft.notes += write_first_expected(out, force=force)
     except InitError as exc:
         if as_json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "init"}))

@@ -122,7 +122,7 @@ def _note_outside(draft: Draft, sample: Path, spec_dir: str | Path) -> None:
     folder = sample.resolve().parent
     if not safeio.within(folder, Path(spec_dir).resolve()):
         draft.notes.append(f"the sample is outside the spec's folder: copy it next to the spec, or build "
-                           f"with `--allow-read {folder}` (mapc reads a spec's files only inside its folder)")
+                           f"and test with `--allow-read {folder}` (mapc reads a spec's files only inside its folder)")
 
 
 def write_spec(text: str, out: Path, *, force: bool = False) -> None:

@@ -217,7 +217,8 @@ def test_a_stage_that_vanishes_midway(tmp_path, monkeypatch):
 
 
 # -- ownership ------------------------------------------------------------------------------
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can rebuild another user's folder")
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="only root can rebuild another user's folder")
 def test_a_rebuild_as_root_keeps_the_users_folders_theirs(tmp_path):
     spec = _spec(tmp_path / "spec")
     out = tmp_path / "out"
