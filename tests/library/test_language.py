@@ -106,25 +106,3 @@ def test_real_rlviz_accepts_signals_that_name_their_event(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["records"] == 14
 
-
-def test_recipe_final_reward_event_comes_after_the_steps():
-    events = [r for r in _records("recipe-final-reward-event") if r["record_type"] == "event"]
-    by_traj = {}
-    for e in events:
-        by_traj.setdefault(e["trajectory_id"], []).append(e["kind"])
-    assert by_traj == {"e1": ["message", "message", "reward"], "e2": ["reward"]}
-
-
-def test_recipe_subagent_trajectories_get_ids_that_cannot_collide():
-    records = _records("recipe-subagent-trajectories")
-    trajs = [r["id"] for r in records if r["record_type"] == "trajectory"]
-    events = [(r["trajectory_id"], r["id"]) for r in records if r["record_type"] == "event"]
-    assert trajs == ["main", "main/search"]
-    assert events == [("main", "main:1"), ("main", "main:2"), ("main/search", "main/search:1"),
-                      ("main/search", "main/search:2")]
-
-
-def test_recipe_tool_result_names_its_call_event_as_parent():
-    events = {r["id"]: r for r in _records("recipe-tool-result-parent") if r["record_type"] == "event"}
-    (result,) = [e for e in events.values() if e["kind"] == "observation"]
-    assert result["parent_id"] == "call-1" and events["call-1"]["kind"] == "tool"
