@@ -987,9 +987,13 @@ def missing_required(value, required):
 
 
 def read_prefix(path, limit):
-    fh, gz = open_source(path)
-    with fh:
-        data = gzip_read(fh.read, limit + 1) if gz else fh.read(limit + 1)
+    """At most ``limit`` bytes of the file (decompressed when it is gzipped) and whether
+    there is more; a plain file is read once, ``limit + 1`` bytes at most."""
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if data[:2] == GZIP_MAGIC:
+        with gzip.open(path, "rb") as fh:
+            data = gzip_read(fh.read, limit + 1)
     truncated = len(data) > limit
     return data[:limit], truncated
 
