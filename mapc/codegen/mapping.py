@@ -348,7 +348,7 @@ class MappingGenerator:
                 self._put(w, "rec", key, f"coerce_id(st, {src}, {fwhere})")
             elif key == "parent":
                 w.line(f"v = coerce_id(st, {src}, {fwhere})")
-                w.line('if v is not None and st.levels.get(v) == ("trajectory", parent["id"]) and v != rec["id"]:')
+                w.line('if v is not None and st.is_level(v, "trajectory", parent["id"]) and v != rec["id"]:')
                 with w.indent():
                     w.line('rec["parent_id"] = v')
                 w.line("elif v is not None:")
@@ -468,7 +468,7 @@ class MappingGenerator:
             return
         ew = literal(where + ".event_id")
         w.line(f"e = coerce_id(st, {self.x.value(event_id, el, 's')}, {ew})")
-        w.line(f"if e is not None and e not in st.known_events.get({tid}, ()):")
+        w.line(f"if e is not None and not st.has_event({tid}, e):")
         with w.indent():
             w.line(f'st.warn({ew}, f"{{e!r}} is not an event of this trajectory; event_id dropped")')
             w.line("e = None")

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 import zlib
+from array import array
 
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
@@ -29,23 +30,113 @@ class MappingError(Exception):
     """The source cannot be mapped: the adapter stops with this one-line message."""
 
 
+class IdTable:
+    """A mapping from ids (text) to integers below 2³², or with ``objects=True`` to any value,
+    that keeps 96 bits of hash per id instead of the id (Python's own string hash and a
+    CRC-32 of its UTF-8): 16 bytes a slot in one flat array, at most two thirds of the slots
+    used, whatever the ids' length. A dict held each id and an entry, 100 to 700 bytes, and a
+    stream may hold millions of ids. Two distinct ids of a stream share both hashes with a
+    probability of about n²/2⁹⁷ for n ids (10⁻¹³ for a hundred million)."""
+
+    __slots__ = ("_slots", "_mask", "_count", "_objects", "_key", "_found")
+
+    def __init__(self, objects=False):
+        self._mask = 7  # slots - 1; a slot is (hash, crc << 32 | value), hash 0 when free
+        self._slots = array("Q", bytes(16 * 8))
+        self._count = 0
+        self._objects = [] if objects else None
+        self._key = self._found = None  # the last key probed: read, then written back
+
+    def _probe(self, key):
+        """``key``'s slot index (a free slot if it is absent), its hash and its crc << 32."""
+        if key is self._key:
+            return self._found
+        high = hash(key) & 0xFFFFFFFFFFFFFFFF | 1
+        crc = zlib.crc32(key.encode("utf-8", "surrogatepass")) << 32
+        slots, mask = self._slots, self._mask
+        i = high & mask
+        while slots[2 * i] and (slots[2 * i] != high or slots[2 * i + 1] >> 32 << 32 != crc):
+            i = (i + 1) & mask
+        self._key, self._found = key, (2 * i, high, crc)
+        return self._found
+
+    def get(self, key, default=None):
+        j = self._probe(key)[0]
+        if not self._slots[j]:
+            return default
+        value = self._slots[j + 1] & 0xFFFFFFFF
+        return value if self._objects is None else self._objects[value]
+
+    def __contains__(self, key):
+        return self._slots[self._probe(key)[0]] != 0
+
+    def __len__(self):
+        return self._count
+
+    def __setitem__(self, key, value):
+        j, high, crc = self._probe(key)
+        if not self._slots[j]:
+            self._add(j, high, crc, value)
+        elif self._objects is None:
+            self._slots[j + 1] = crc | value
+        else:
+            self._objects[self._slots[j + 1] & 0xFFFFFFFF] = value
+
+    def claim(self, key, value):
+        """The value ``key`` has; if none, None after giving it ``value`` (one lookup)."""
+        j, high, crc = self._probe(key)
+        if self._slots[j]:
+            return self._slots[j + 1] & 0xFFFFFFFF
+        self._add(j, high, crc, value)
+        return None
+
+    def count(self, key):
+        """How often ``key`` was counted before (one lookup)."""
+        j, high, crc = self._probe(key)
+        if not self._slots[j]:
+            self._add(j, high, crc, 1)
+            return 0
+        self._slots[j + 1] += 1
+        return (self._slots[j + 1] & 0xFFFFFFFF) - 1
+
+    def _add(self, j, high, crc, value):
+        if self._objects is not None:  # the slot holds the value's index in _objects
+            self._objects.append(value)
+            value = len(self._objects) - 1
+        slots = self._slots
+        slots[j], slots[j + 1] = high, crc | value
+        self._count += 1
+        if 3 * self._count > 2 * (self._mask + 1):
+            self._key = None  # its slot moves
+            self._mask = mask = 2 * self._mask + 1
+            self._slots = grown = array("Q", bytes(16 * (mask + 1)))
+            for k in range(0, len(slots), 2):
+                if slots[k]:
+                    i = slots[k] & mask
+                    while grown[2 * i]:
+                        i = (i + 1) & mask
+                    grown[2 * i], grown[2 * i + 1] = slots[k], slots[k + 1]
+
+
 class MapState:
     """Per-run bookkeeping that keeps the canonical stream valid.
 
-    Memory stays flat for long streams: only ids of run/case/group/trajectory
-    records, per-trajectory counters and (when the spec uses native event ids
-    or native parents) those ids are remembered.
+    Ids are remembered as 96-bit hashes (:class:`IdTable`): ids of run/case/group/trajectory
+    records with their kind and parent, per-trajectory counters and (when the spec uses native
+    event ids or native parents) those ids. Memory grows by a few dozen bytes per distinct id,
+    however long the ids are; the id of each trajectory's last event is kept whole (it is the
+    next event's parent) when the spec uses ``parent: previous``.
     """
 
     def __init__(self, semantics=False):
         self.warnings = 0
         self.messages = []
-        self.levels = {}
-        self.seq = {}
-        self.last = {}
-        self.native_ids = set()
-        self.known_events = {}
-        self.ordinals = {}
+        self.levels = IdTable()  # record id -> hash of its kind and parent (level_owner)
+        self.seq = IdTable()  # trajectory id -> events so far
+        self.last = IdTable(objects=True)  # trajectory id -> id of its last event
+        self.native_ids = IdTable()  # native event ids used (value 1)
+        self.known_events = IdTable()  # trajectory id and event id (event_key) -> 1
+        self.ordinals = IdTable()  # level and ordinal_by value -> count
         self.sem = {} if semantics else None
         self.final_outputs = {}
         self._owner = None
@@ -72,11 +163,11 @@ class MapState:
         used by another record gets a ``~N`` suffix and a warning.
         """
         rid = rec["id"]
-        seen = self.levels.get(rid)
+        owner = level_owner(kind, parent_id)
+        seen = self.levels.claim(rid, owner)
         if seen is None:
-            self.levels[rid] = (kind, parent_id)
             return True
-        if seen == (kind, parent_id):
+        if seen == owner:
             return False
         n = 2
         while bounded_id(f"{rid}~{n}") in self.levels:
@@ -86,8 +177,12 @@ class MapState:
             f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}"
         )
         rec["id"] = new
-        self.levels[new] = (kind, parent_id)
+        self.levels[new] = owner
         return True
+
+    def is_level(self, rid, kind, parent_id):
+        """Whether ``rid`` names an emitted record of ``kind`` under ``parent_id``."""
+        return self.levels.get(rid) == level_owner(kind, parent_id)
 
     def next_sequence(self, tid):
         n = self.seq.get(tid, 0)
@@ -97,33 +192,36 @@ class MapState:
     def native_event_id(self, eid, where):
         """A native event id, made unique across the stream."""
         if eid not in self.native_ids and eid not in self.levels:
-            self.native_ids.add(eid)
+            self.native_ids[eid] = 1
             return eid
         n = 2
         while bounded_id(f"{eid}~{n}") in self.native_ids:
             n += 1
         new = bounded_id(f"{eid}~{n}")
         self.warn(where, f"event id {eid!r} repeats; renamed {new!r}")
-        self.native_ids.add(new)
+        self.native_ids[new] = 1
         return new
 
     def remember_event(self, tid, eid):
-        self.known_events.setdefault(tid, set()).add(eid)
+        self.known_events[event_key(tid, eid)] = 1
+
+    def has_event(self, tid, eid):
+        """Whether trajectory ``tid`` emitted event ``eid`` (remember_event)."""
+        return event_key(tid, eid) in self.known_events
 
     def parent_event(self, tid, pid, where):
         """Keep a native parent only when it names an earlier event of the trajectory."""
         if pid is None:
             return None
-        if pid in self.known_events.get(tid, ()):
+        if self.has_event(tid, pid):
             return pid
         self.warn(where, f"parent {pid!r} is not an earlier event of this trajectory; dropped")
         return None
 
     def ordinal(self, level, key):
-        k = (level, json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-        n = self.ordinals.get(k, 0)
-        self.ordinals[k] = n + 1
-        return n
+        k = json.dumps(key, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        k = level + "\0" + k
+        return self.ordinals.count(k)
 
     def child_id(self, owner, name):
         """``owner:name`` unique among the children of one owner (signals, artifacts)."""
@@ -134,6 +232,16 @@ class MapState:
         n = self._owner_names.get(base, 0) + 1
         self._owner_names[base] = n
         return bounded_id(base if n == 1 else f"{base}~{n}")
+
+
+def level_owner(kind, parent_id):
+    """What MapState.levels keeps of a record's kind and parent: 32 bits of their hash."""
+    return hash((kind, parent_id)) & 0xFFFFFFFF
+
+
+def event_key(tid, eid):
+    """One key for an event id within a trajectory (the length keeps the two apart)."""
+    return f"{len(tid)}:{tid}{eid}"
 
 
 def loc_text(loc):
