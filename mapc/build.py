@@ -70,7 +70,24 @@ def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[i
 
 def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[str, bytes]]:
     program = build_program(spec)
-    return program, target.render(spec, program, out_dir)
+    return program, with_runtime(target, target.render(spec, program, out_dir))
+
+
+def with_runtime(target: Target, files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` plus the target's runtime module next to every Python file that imports it
+    (a target from another package need not write it itself)."""
+    from posixpath import dirname, join
+
+    from mapc.runtime import RUNTIME_FILE
+
+    stem = RUNTIME_FILE.removesuffix(".py").encode("ascii")
+    folders = {dirname(rel) for rel, data in files.items()
+               if rel.endswith(".py") and b"from " + stem + b" import" in data}
+    missing = sorted(folder for folder in folders if join(folder, RUNTIME_FILE) not in files)
+    if missing:
+        text = target.shared_runtime().text.encode("utf-8")
+        files = {**files, **{join(folder, RUNTIME_FILE): text for folder in missing}}
+    return files
 
 
 @dataclass
@@ -233,19 +250,27 @@ def build_notes(spec: ir.Spec) -> list[str]:
     return [f"the adapter {verdict.describe()}"] if verdict.reason else []
 
 
+def mapping_runtime_text() -> str:
+    """The runtime module the in-process mapping program runs on: the one an RLViz build
+    writes (same bytes)."""
+    return resolve_target("rlviz").shared_runtime().text
+
+
 def mapping_source(spec: ir.Spec) -> str:
-    """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``)."""
+    """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``): the
+    mapping functions an RLViz adapter of the spec holds, importing from its runtime module."""
     return module_source(
         build_program(spec),
         entry="",
         docstring=f"mapc run: in-process mapping program of {spec.name}",
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
+        runtime_units=resolve_target("rlviz").shared_runtime().units,
     )
 
 
 def mapping_namespace(spec: ir.Spec) -> dict:
     """The spec's mapping program, executed in-process (same code as generated adapters)."""
-    return load_module(mapping_source(spec))
+    return load_module(mapping_source(spec), runtime_text=mapping_runtime_text())
 
 
 def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:

@@ -420,6 +420,38 @@ def review(
 
 @app.command()
 @guarded
+def runtime(
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="One target (default: every target)."),
+    show: bool = typer.Option(False, "--show", help="Print the runtime module itself (with --target)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Print the SHA-256 of the runtime module each target's builds carry (mapc_runtime.py).
+
+    The module is the same bytes for every spec this mapc version builds for a target:
+    review it once (`--show`), then compare hashes (`mapc review` does it for you).
+    """
+    from mapc.build import UsageError, resolve_target
+    from mapc.targets import targets
+
+    names = [resolve_target(target).name] if target else sorted(targets())
+    if show:
+        if target is None:
+            raise UsageError("--show prints one runtime: choose it with --target")
+        sys.stdout.write(resolve_target(target).shared_runtime().text)
+        raise typer.Exit(EXIT_OK)
+    runtimes = [targets()[n].shared_runtime() for n in names]
+    if as_json:
+        typer.echo(json.dumps({"runtimes": [{"target": r.target, "mapc_version": r.mapc_version, "sha256": r.sha256,
+                                             "modules": list(r.modules), "lines": r.text.count("\n")}
+                                            for r in runtimes]}))
+        raise typer.Exit(EXIT_OK)
+    for r in runtimes:
+        typer.echo(f"{r.sha256}  {r.title} ({r.text.count(chr(10))} lines: {', '.join(r.modules)})")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+@guarded
 def explain(
     spec: Path = typer.Argument(..., help="The spec file (YAML)."),
     target: Optional[str] = typer.Option(None, "--target", "-t", help="Explain this target's generated files "

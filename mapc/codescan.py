@@ -7,7 +7,8 @@ command, the result file). The scan parses each file (it never runs it) and
 reports, with file and line:
 
 - imports outside the allowlist (the stdlib modules mapc's runtime and the
-  target's templates import, and the host package), network modules;
+  target's templates import, the runtime module next to the entry file, and
+  the host package), network modules;
 - ``eval``/``exec``/``compile``/``__import__``/``importlib``;
 - ``os.system``, ``os.popen``, ``os.exec*``/``spawn*``, ``shell=True``;
 - subprocess use and file writes (``open`` for writing, ``os.remove``, ...)
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mapc.resources import templates_dir
+from mapc.runtime import RUNTIME_MODULE
 
 NETWORK = frozenset({
     "socket", "ssl", "http", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "ftplib",
@@ -104,7 +106,9 @@ def allowed_imports(target: str | None) -> frozenset[str]:
         for path in folder.rglob("*.j2"):
             roots |= _import_roots(path.read_text(encoding="utf-8"))
     roots = {r for r in roots if r in sys.stdlib_module_names} - NETWORK
-    return frozenset(roots | {"__future__"} | HOST_PACKAGES.get(target or "", frozenset()))
+    # the runtime module each build writes next to the entry file (its hash is checked apart)
+    own = {"__future__", RUNTIME_MODULE}
+    return frozenset(roots | own | HOST_PACKAGES.get(target or "", frozenset()))
 
 
 def _fingerprint(node: ast.AST) -> str:

@@ -6,8 +6,8 @@ SHA-256, "do not edit", and the command that regenerates it). JSON files,
 JSON Lines and copied data cannot carry comments; the lock covers them.
 
 The lock (``mapc.lock.json``) records the normalized spec hash, the target,
-the hash of the target's templates, the mapc version and the SHA-256 of every
-generated file. It is how a rebuild tells a file mapc wrote (replace freely)
+the hash of the target's templates, the mapc version, the SHA-256 of every
+generated file, and which file is the shared runtime module (``runtime``). It is how a rebuild tells a file mapc wrote (replace freely)
 from one edited by hand (refuse without ``--force``), and how ``--check`` and
 ``mapc review`` explain what changed. Nothing here is time-dependent: the same
 spec built to the same place gives the same bytes.
@@ -97,9 +97,18 @@ def header_lines(o: Origin) -> list[str]:
     ]
 
 
+def is_runtime(rel: str) -> bool:
+    """The runtime module: the same bytes for every spec, so no spec header (its own says
+    which mapc version and target wrote it)."""
+    from mapc.runtime import RUNTIME_FILE
+
+    return PurePosixPath(rel).name == RUNTIME_FILE
+
+
 def takes_header(rel: str, content: bytes) -> bool:
-    """Text files of a commentable type; JSON content never (whatever its name)."""
-    if not rel.lower().endswith(_HASH_COMMENT + _HTML_COMMENT):
+    """Text files of a commentable type; JSON content never (whatever its name); not the
+    runtime module."""
+    if not rel.lower().endswith(_HASH_COMMENT + _HTML_COMMENT) or is_runtime(rel):
         return False
     if content.lstrip()[:1] in (b"{", b"["):
         return False
@@ -169,6 +178,10 @@ def lock_bytes(o: Origin, digests: dict[str, str], roots: list[str], lock_rel: s
         "regenerate": o.regenerate,
         "files": {rel: digests[rel] for rel in sorted(digests) if rel != lock_rel},
     }
+    runtimes = [rel for rel in sorted(digests) if is_runtime(rel)]
+    if runtimes:
+        # the runtime module and its hash, as mapc publishes it for this version and target
+        data["runtime"] = {"path": runtimes[0], "sha256": digests[runtimes[0]]}
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

@@ -1,17 +1,20 @@
 """Assemble a standalone Python module from the pieces of one spec.
 
-A generated module is, top to bottom: header, docstring, stdlib imports,
-constants from the spec, the runtime units it references (copied from
-``mapc/runtime``), the compiled expressions, the mapping functions, the probe,
-and the target's entry code. Which runtime units and imports are needed is
-read off the assembled code itself (names it references), so nothing has to
-be listed by hand and nothing unused is shipped.
+A generated entry file is, top to bottom: header, docstring, stdlib imports,
+the import of the runtime units it references (from the runtime module each
+build writes next to it, see :func:`mapc.runtime.shared_runtime`), constants
+from the spec, the compiled expressions, the mapping functions, the probe, and
+the target's entry code. Which runtime units and imports are needed is read
+off the assembled code itself (names it references), so nothing has to be
+listed by hand.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import sys
+import types
 from dataclasses import dataclass, field
 
 from mapc import runtime
@@ -167,14 +170,18 @@ def module_source(
     with_evaluation: bool = False,
     with_probe: bool = True,
     prelude: str = "",
+    runtime_units: frozenset[str] | None = None,
 ) -> str:
-    """The full text of a standalone module.
+    """The full text of a generated entry file (``adapter.py``, ``run.py``).
 
     ``entry`` is the target's own code (usually a few lines calling runtime
-    units); ``units`` names runtime units to include even if only the entry
-    refers to them indirectly; ``with_probe=False`` leaves out the probe (hosts
-    that never probe a source); ``prelude`` is placed right after the imports
-    (e.g. a host-package import for cap-evolve).
+    units); the runtime units the code references are imported from the
+    runtime module next to it (:data:`mapc.runtime.RUNTIME_FILE`), and
+    ``units`` names more to import (``mapc run`` uses it); ``with_probe=False``
+    leaves out the probe (hosts that never probe a source); ``prelude`` is
+    placed right after the imports (e.g. a host-package import for cap-evolve);
+    ``runtime_units``, the units of the target's runtime module, checks that it
+    has every one the entry imports.
     """
     parts = [program.expressions, program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:
@@ -182,21 +189,23 @@ def module_source(
     parts.append(entry)
     body = "\n\n".join(p.strip() + "\n" for p in parts if p.strip())
     all_units = set(runtime.unit_names())
-    wanted = ((_referenced(body) | _referenced(program.constants)) & all_units) | set(units)
-    closure = runtime.closure(wanted)
-    runtime_src = runtime.extract(closure)
-    imports = set(runtime.imports_for(closure))
+    used = ((_referenced(body) | _referenced(program.constants)) & all_units) | set(units)
+    if runtime_units is not None and used - runtime_units:
+        raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - runtime_units))}")
+    imports = set()
     # stdlib modules the generated code itself names (e.g. `sys` in the entry)
-    defined = _defined(body) | set(closure)
+    defined = _defined(body) | used
     for name in sorted(_referenced(body) - defined):
         if name in sys.stdlib_module_names:
             imports.add(f"import {name}")
+    imports |= {"import os", "import sys"}
     import_lines = sorted(imports, key=lambda s: (s.startswith("from "), s))
     doc = module_docstring(docstring)
     head = [
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
         "\n".join(import_lines) + "\n",
+        _runtime_import(sorted(used)),
         prelude.strip() + "\n" if prelude.strip() else "",
         program.constants,
         program.agent if "AGENT" in _referenced(body) else "",
@@ -204,7 +213,6 @@ def module_source(
     ]
     # top-level definitions are two blank lines apart, as black writes them
     definitions = [
-        "# --- runtime (copied from mapc's runtime library) ---\n" + runtime_src,
         "# --- compiled expressions ---\n" + program.expressions if program.expressions.strip() else "",
         "# --- mapping ---\n" + program.mapping,
         program.probe if with_probe else "",
@@ -230,8 +238,88 @@ def _places(program: Program, body: str) -> str:
     return places_source(places, loops) if places or loops else ""
 
 
-def load_module(source: str, name: str = "mapc_generated") -> dict:
-    """Execute generated source in a fresh namespace (mapc run, validators, tests)."""
+def _runtime_import(names: list[str]) -> str:
+    """The import of the runtime module next to the entry file.
+
+    Run as a script, the entry puts its own folder first on ``sys.path`` (Python does
+    so itself, except under ``-I``/``-P``); imported (cap-evolve), the host has put the
+    folder there. Importing a module writes its bytecode into ``__pycache__/`` beside it
+    unless told not to; RLViz digests every file of a plugin folder (and rejects one
+    that changes while it runs), so the import is made with bytecode writing off.
+    """
+    if not names:
+        return ""
+    import textwrap
+
+    w = Writer()
+    w.comment(f"the runtime: {runtime.RUNTIME_FILE} next to this file (also under `python -I`), imported")
+    w.comment("without writing __pycache__/ here (RLViz digests every file of the folder)")
+    w.line('if __name__ == "__main__":')
+    w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
+    w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")
+    one = f"from {runtime.RUNTIME_MODULE} import {', '.join(names)}"
+    if len(one) <= 99:
+        w.line(one)
+    else:
+        w.line(f"from {runtime.RUNTIME_MODULE} import (")
+        w.lines += textwrap.wrap(", ".join(names) + ",", 95, initial_indent="    ", subsequent_indent="    ",
+                                 break_on_hyphens=False)
+        w.line(")")
+    w.line("sys.dont_write_bytecode = _write_bytecode")
+    return w.text()
+
+
+def load_module(source: str, name: str = "mapc_generated", runtime_text: str | None = None, *,
+                builtins: dict | None = None) -> dict:
+    """Execute a generated entry file in a fresh namespace (mapc run, validators, tests).
+
+    Its ``from mapc_runtime import ...`` is answered by ``runtime_text`` (the runtime
+    module written next to it), executed once per text; nothing is put in
+    ``sys.modules``, so entry files with different runtimes can be loaded side by side.
+    ``builtins`` replaces builtins (e.g. a watched ``open``) in both modules.
+    """
     ns: dict = {"__name__": name}
+    if runtime_text is not None:
+        module = load_runtime(runtime_text) if builtins is None else _runtime_module(runtime_text, builtins)
+        ns["__builtins__"] = _builtins_with_runtime(module, builtins)
+    elif builtins is not None:
+        ns["__builtins__"] = builtins
     exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - our own generated code
     return ns
+
+
+def load_entry_file(path, name: str = "mapc_generated") -> dict:
+    """A generated entry file on disk, executed with the runtime module next to it."""
+    from pathlib import Path
+
+    path = Path(path)
+    runtime_text = (path.parent / runtime.RUNTIME_FILE).read_text(encoding="utf-8")
+    return load_module(path.read_text(encoding="utf-8"), name, runtime_text)
+
+
+@functools.lru_cache(maxsize=8)
+def load_runtime(text: str) -> types.ModuleType:
+    """A runtime module's text, executed into a module object (cached per text)."""
+    return _runtime_module(text, None)
+
+
+def _runtime_module(text: str, builtins: dict | None) -> types.ModuleType:
+    module = types.ModuleType(runtime.RUNTIME_MODULE)
+    if builtins is not None:
+        module.__dict__["__builtins__"] = builtins
+    exec(compile(text, runtime.RUNTIME_FILE, "exec"), module.__dict__)  # noqa: S102 - mapc's runtime
+    return module
+
+
+def _builtins_with_runtime(module: types.ModuleType, base: dict | None) -> dict:
+    """Builtins whose ``__import__`` gives ``module`` for the runtime's name."""
+    import builtins
+
+    base = vars(builtins) if base is None else base
+
+    def _import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == runtime.RUNTIME_MODULE and level == 0:
+            return module
+        return builtins.__import__(name, globals, locals, fromlist, level)
+
+    return {**base, "__import__": _import}

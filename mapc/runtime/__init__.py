@@ -2,11 +2,16 @@
 
 Generated adapters are standalone: they cannot import mapc. Instead, the
 helpers they need are written here as ordinary, tested Python modules, and
-:func:`extract` copies the source of exactly the helpers a program uses (plus
-what those helpers use) into the generated file. Keeping the helpers as real
-code means they are linted, unit-tested and readable; copying them verbatim
+each build writes them, assembled into one module (:func:`shared_runtime`,
+``mapc_runtime.py``), next to the entry file it generates. The module holds
+every unit of the target's runtime modules, in a fixed order, with no spec
+data: it is byte-identical for every spec built by one mapc version for one
+target, so a reviewer reads it once per mapc version and checks its SHA-256
+after that (``mapc review``, ``mapc runtime``). Keeping the helpers as real
+code means they are linted, unit-tested and readable; writing them verbatim
 means mapc's in-process execution (``mapc run``) and the generated adapters
-run the very same code.
+run the very same code. (:func:`extract` still copies single units with their
+dependencies: the expression compiler's standalone ``python_source`` uses it.)
 
 Rules for runtime modules (``mapc/runtime/*.py`` listed in ``MODULES``):
 - only standard-library imports, written as plain ``import x`` or
@@ -170,3 +175,83 @@ def namespace(names=None) -> dict:
     ns: dict = {"__name__": "mapc_runtime"}
     exec(compile(code, "<mapc-runtime>", "exec"), ns)  # noqa: S102 - our own source
     return ns
+
+
+#: The file each build writes its runtime into, next to the entry file, and its module name.
+RUNTIME_FILE = "mapc_runtime.py"
+RUNTIME_MODULE = "mapc_runtime"
+#: Runtime modules every target's runtime holds, before the target's own.
+CORE = ("jmespath_rt", "mapping_rt")
+
+
+@dataclass(frozen=True)
+class SharedRuntime:
+    """The runtime module of one target: its text, SHA-256 and where it came from."""
+
+    target: str
+    mapc_version: str
+    modules: tuple[str, ...]
+    text: str
+    sha256: str
+    units: frozenset[str]
+
+    @property
+    def title(self) -> str:
+        """How reviews name it: ``mapc 0.1.0 rlviz runtime``."""
+        return f"mapc {self.mapc_version} {self.target} runtime"
+
+
+def _module_summary(module: str) -> str:
+    """The first line of a runtime module's docstring."""
+    doc = ast.get_docstring(ast.parse((_HERE / f"{module}.py").read_text(encoding="utf-8"))) or module
+    return doc.strip().splitlines()[0].rstrip(".")
+
+
+def shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
+    """The runtime module of ``target``: the core modules and ``modules``, every unit of
+    each (no tree-shaking), so the bytes depend only on mapc's version and the target."""
+    return _shared_runtime(target, tuple(modules))
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
+    import hashlib
+
+    import mapc
+
+    units, imports = _load()
+    chosen = tuple(m for m in MODULES if m in CORE + modules)
+    names = [n for n in unit_names() if units[n].module in chosen]
+    outside = sorted({d for n in names for d in units[n].deps if units[d].module not in chosen})
+    if outside:
+        raise RuntimeError(f"the {target} runtime lacks units its units use: {', '.join(outside)}")
+    bound: set[str] = set()
+    for name in names:
+        bound |= units[name].imports
+    import_lines = sorted({imports[b] for b in bound}, key=lambda s: (s.startswith("from "), s))
+    head = [
+        f"# mapc {mapc.__version__} {target} runtime. DO NOT EDIT: every spec built by this mapc",
+        f"# version for the {target} target gets these same bytes; `mapc review` checks them",
+        "# against the SHA-256 that `mapc runtime` prints (see docs/review.md).",
+    ]
+    doc = [
+        f'"""mapc\'s {target} runtime: the helpers the generated entry file next to it imports.',
+        "",
+        "Standard library only. Modules, in order:",
+        "",
+    ]
+    doc += [f"- {m}: {_module_summary(m)}" for m in chosen]
+    doc += ['"""']
+    sections = []
+    for module in chosen:
+        body = "\n\n\n".join(units[n].source.rstrip("\n") for n in names if units[n].module == module)
+        sections.append(f"# --- {module} ---\n{body}")
+    text = (
+        "\n".join(head) + "\n"
+        + "\n".join(doc) + "\n\n"
+        + "\n".join(import_lines) + "\n\n\n"
+        + "\n\n\n".join(sections) + "\n"
+    )
+    compile(text, RUNTIME_FILE, "exec")  # the runtime must at least compile
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return SharedRuntime(target, mapc.__version__, chosen, text, digest, frozenset(names))

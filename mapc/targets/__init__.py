@@ -63,6 +63,15 @@ class Target:
             _ENVIRONMENTS[folder] = environment(folder)
         return _ENVIRONMENTS[folder].get_template(template).render(**context)
 
+    #: Runtime modules (``mapc/runtime/*_rt.py``) this target's runtime holds besides the core.
+    runtime_modules: tuple[str, ...] = ()
+
+    def shared_runtime(self):
+        """The runtime module every build for this target writes (``mapc.runtime.SharedRuntime``)."""
+        from mapc.runtime import shared_runtime
+
+        return shared_runtime(self.name, self.runtime_modules)
+
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
         """Spec requirements of this host (e.g. fixtures, tasks, naming rules)."""
         return []

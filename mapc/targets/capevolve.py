@@ -19,6 +19,7 @@ from typing import Any
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
 from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
+from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
 from mapc.targets import Target, ValidationReport
 from mapc.targets.capevolve_data import (
@@ -49,6 +50,7 @@ def _placeholders(text: str) -> set[str]:
 class CapEvolveTarget(Target):
     name = "cap-evolve"
     description = "cap-evolve adapter folder: adapter.py, tasks.jsonl, traces/, README.md"
+    runtime_modules = ("eval_rt", "agent_rt", "capevolve_rt")
 
     # -- spec rules -----------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
@@ -199,6 +201,7 @@ class CapEvolveTarget(Target):
         prefix = env_prefix(spec.name)
         rows = task_rows(spec)
         context = _context(spec, rows, prefix, plan)
+        shared = self.shared_runtime()
         adapter = module_source(
             program,
             entry=render_template("cap-evolve/adapter_entry.py.j2", **context),
@@ -206,9 +209,11 @@ class CapEvolveTarget(Target):
             with_evaluation=True,
             with_probe=False,
             prelude=HOST_IMPORT,
+            runtime_units=shared.units,
         )
         files = {
             "adapter.py": adapter.encode("utf-8"),
+            RUNTIME_FILE: shared.text.encode("utf-8"),
             "tasks.jsonl": tasks_jsonl(rows),
             "README.md": render_template("cap-evolve/README.md.j2", **context).encode("utf-8"),
         }

@@ -20,6 +20,7 @@ from typing import Any
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
 from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
+from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
 from mapc.targets import Target, ValidationReport
 from mapc.targets.relai_catalog import (
@@ -50,6 +51,7 @@ _AGENT_HINT = (
 class RelaiTarget(Target):
     name = "relai"
     description = "RELAI custom adapter: .relai/custom-adaptor/<name>/{catalog.json, run.py, tasks.jsonl}"
+    runtime_modules = ("eval_rt", "agent_rt", "relai_rt")
 
     # -- spec rules -------------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
@@ -121,12 +123,14 @@ class RelaiTarget(Target):
         folder = adapter_dir(spec.name)
         entry = render_template("relai/run_entry.py.j2", adapter_name=spec.name, requirements=requirements(spec),
                                 sensitive=tuple(sensitive_names(spec)))
+        shared = self.shared_runtime()
         runner = module_source(program, entry=entry, docstring=_docstring(spec),
-                               header="#!/usr/bin/env python3", units=("relai_main",), with_evaluation=True,
-                               with_probe=False)
+                               header="#!/usr/bin/env python3", with_evaluation=True,
+                               with_probe=False, runtime_units=shared.units)
         files = {
             f"{folder}/catalog.json": json_text(catalog(spec, entries)),
             f"{folder}/run.py": runner.encode("utf-8"),
+            f"{folder}/{RUNTIME_FILE}": shared.text.encode("utf-8"),
             f"{folder}/tasks.jsonl": task_lines(entries).encode("utf-8"),
             f"{folder}/README.md": render_template("relai/README.md.j2", **_readme_context(spec, entries)).encode("utf-8"),
         }

@@ -20,6 +20,7 @@ from typing import Any
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
 from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
+from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
 from mapc.targets import Target, ValidationReport
 
@@ -72,6 +73,7 @@ def _read_testdata(path: Path) -> bytes:
 class RlvizTarget(Target):
     name = "rlviz"
     description = "RLViz adapter plugin: rlviz-plugin.yaml, adapter.py, test_adapter.py, testdata/"
+    runtime_modules = ("rlviz_rt",)
 
     # -- spec rules -----------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
@@ -112,15 +114,16 @@ class RlvizTarget(Target):
     def render(self, spec: ir.Spec, program, out_dir: Path) -> dict[str, bytes]:
         from mapc.codegen.program import module_source
 
+        shared = self.shared_runtime()
         adapter = module_source(
             program,
             entry=render_template("rlviz/adapter_entry.py.j2"),
             docstring=_docstring(spec),
             header="#!/usr/bin/env python3",
-            units=("rlviz_main",),
+            runtime_units=shared.units,
         )
         data = {name: _read_testdata(path) for name, path in sorted(testdata_files(spec).items())}
-        counts = _record_counts(spec, adapter, data)
+        counts = _record_counts(spec, adapter, shared.text, data)
         cases = [
             {
                 "source": Path(fx.resolved).name,
@@ -131,6 +134,7 @@ class RlvizTarget(Target):
         ]
         files: dict[str, bytes] = {
             "adapter.py": adapter.encode("utf-8"),
+            RUNTIME_FILE: shared.text.encode("utf-8"),
             "rlviz-plugin.yaml": render_template(
                 "rlviz/rlviz-plugin.yaml.j2", plugin_name=spec.name, version=spec.version,
                 description=one_line(spec.description) or f"RLViz adapter for {spec.source.format} traces",
@@ -169,11 +173,11 @@ def _docstring(spec: ir.Spec) -> str:
     return "\n".join(lines)
 
 
-def _record_counts(spec: ir.Spec, adapter: str, data: dict[str, bytes]) -> dict[str, int]:
+def _record_counts(spec: ir.Spec, adapter: str, runtime_text: str, data: dict[str, bytes]) -> dict[str, int]:
     """Records each fixture yields today (its min_records unless the spec sets one)."""
-    from mapc.codegen.program import load_module
+    from mapc.codegen.program import load_module, load_runtime
 
-    ns = load_module(adapter, "mapc_rlviz_adapter")
+    ns = {**vars(load_runtime(runtime_text)), **load_module(adapter, "mapc_rlviz_adapter", runtime_text)}
     counts: dict[str, int] = {}
     from mapc.scratch import scratch
 

@@ -21,6 +21,8 @@ from cap_evolve import CapabilityAdapter, Rollout, Task
 
 
 def main(adapter_py: str, ops_path: str, result_path: str) -> None:
+    # like cap-evolve's loader: the adapters/ folder first on sys.path (its runtime module is there)
+    sys.path.insert(0, str(Path(adapter_py).resolve().parent))
     spec = importlib.util.spec_from_file_location("forge_project_adapter", adapter_py)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -40,7 +40,7 @@ def test_spec_rules(case):
 def test_the_example_builds_and_passes_the_gate(example_adapter):
     files = sorted(p.relative_to(example_adapter).as_posix() for p in example_adapter.rglob("*") if p.is_file())
     assert [f for f in files if f != "mapc.lock.json"] == [
-        "README.md", "adapter.py", "tasks.jsonl", "traces/gpt-4o-airline.truncated.json"]
+        "README.md", "adapter.py", "mapc_runtime.py", "tasks.jsonl", "traces/gpt-4o-airline.truncated.json"]
     recorded = EXAMPLE / "recorded" / "gpt-4o-airline.truncated.json"
     assert (example_adapter / "traces" / recorded.name).read_bytes() == recorded.read_bytes()
 
@@ -85,7 +85,7 @@ def test_adapter_imports_only_the_standard_library_and_cap_evolve(example_adapte
         elif isinstance(node, ast.ImportFrom):
             modules.add(node.module.split(".")[0])
     assert "cap_evolve" in modules
-    assert modules - {"cap_evolve"} <= set(sys.stdlib_module_names)
+    assert modules - {"cap_evolve", "mapc_runtime"} <= set(sys.stdlib_module_names)
     host = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "cap_evolve"]
     assert [(a.name) for a in host[0].names] == ["CapabilityAdapter", "Rollout", "Score", "Task"]
     assert "print(" not in (example_adapter / "adapter.py").read_text()

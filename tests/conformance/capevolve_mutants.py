@@ -262,7 +262,7 @@ SCORE = [
                      "metrics=s.metrics + [m])"),)),
     M("score-leaks-gold", "feedback shows the gold target", True,
       (wrap("score", "def _new(self, task, rollout):\n    s = _orig(self, task, rollout)\n"
-                     "    s.feedback += ' expected: ' + json.dumps(task.target)\n    return s"),)),
+                     "    import json\n    s.feedback += ' expected: ' + json.dumps(task.target)\n    return s"),)),
     M("score-empty-feedback", "feedback is empty", True,
       (wrap("score", "def _new(self, task, rollout):\n    s = _orig(self, task, rollout)\n"
                      "    s.feedback = ''\n    return s"),)),
@@ -300,7 +300,7 @@ PROCESS = [
     M("writes-stdout-no-newline", "writes to stdout without a line break", False,
       (after("import sys\nsys.stdout.write('booting')"),)),
     M("prints-fake-report", "prints a JSON report of its own", True,
-      (after("print(json.dumps({'ok': False, 'problems': ['fake']}))"),)),
+      (after("import json\nprint(json.dumps({'ok': False, 'problems': ['fake']}))"),)),
     M("writes-stderr", "none (control): writes to stderr", True,
       (after("import sys\nsys.stderr.write('adapter loaded\\n')"),)),
     M("replaces-stdout", "sets sys.stdout = sys.stderr", False, (after("import sys\nsys.stdout = sys.stderr"),)),

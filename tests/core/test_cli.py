@@ -127,3 +127,19 @@ def test_a_closed_pipe_is_not_an_error():
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0
     assert b"error" not in err and b"Traceback" not in err
+
+
+def test_runtime_prints_each_targets_runtime_hash_and_shows_one():
+    from mapc.targets import get_target
+
+    listed = mapc("runtime")
+    assert listed.returncode == 0
+    for target in ("rlviz", "relai", "cap-evolve"):
+        shared = get_target(target).shared_runtime()
+        assert f"{shared.sha256}  mapc {__version__} {target} runtime (" in listed.stdout.decode()
+    payload = json.loads(mapc("runtime", "--target", "rlviz", "--json").stdout)
+    assert [r["target"] for r in payload["runtimes"]] == ["rlviz"]
+    shown = mapc("runtime", "--target", "rlviz", "--show")
+    assert shown.returncode == 0 and shown.stdout.decode() == get_target("rlviz").shared_runtime().text
+    bad = mapc("runtime", "--show")
+    assert bad.returncode == 2 and b"--target" in bad.stderr and b"Traceback" not in bad.stderr

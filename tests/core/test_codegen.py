@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from mapc.codegen.program import build_program, module_source
+from mapc.runtime import RUNTIME_FILE, RUNTIME_MODULE
 from mapc.spec import load_spec
+from mapc.targets import get_target
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"
@@ -45,19 +47,28 @@ def test_same_spec_same_bytes_across_hash_seeds_and_cwd(tmp_path):
     assert len(digests) == 1
 
 
-def test_generated_module_imports_only_the_standard_library():
-    tree = ast.parse(_module())
-    for node in ast.walk(tree):
+def _imports(text: str) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
-            assert all(a.name.split(".")[0] in STDLIB for a in node.names)
+            out |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            assert node.module.split(".")[0] in STDLIB
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_generated_module_imports_only_the_standard_library_and_its_runtime():
+    text = _module()
+    assert _imports(text) - STDLIB == {RUNTIME_MODULE}
+    for target in ("rlviz", "relai", "cap-evolve"):
+        assert _imports(get_target(target).shared_runtime().text) <= STDLIB, target
+    names = {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
     assert not {"eval", "exec", "compile", "__import__"} & names
 
 
 def test_standalone_module_matches_mapc_run(tmp_path):
-    """The generated program, run with `python -I` (no mapc importable), prints what `mapc run` prints."""
+    """The generated program and its runtime module, run with `python -S -E` (no site-packages:
+    no mapc importable), print what `mapc run` prints."""
     entry = (
         "if __name__ == '__main__':\n"
         "    src = SourceFile(sys.argv[1], None, MAX_BYTES, MAX_LINE_BYTES)\n"
@@ -65,8 +76,9 @@ def test_standalone_module_matches_mapc_run(tmp_path):
     )
     script = tmp_path / "standalone.py"
     script.write_text(_module(entry))
-    standalone = subprocess.run([sys.executable, "-I", str(script), str(EXAMPLE / "results.jsonl")],
-                                cwd=tmp_path, capture_output=True, timeout=120)
+    (tmp_path / RUNTIME_FILE).write_text(get_target("rlviz").shared_runtime().text)
+    standalone = subprocess.run([sys.executable, "-S", "-E", str(script), str(EXAMPLE / "results.jsonl")],
+                                cwd="/", capture_output=True, timeout=120)
     assert standalone.returncode == 0, standalone.stderr.decode()
     via_cli = subprocess.run([sys.executable, "-m", "mapc.cli", "run", str(EXAMPLE / "spec.yaml"),
                               str(EXAMPLE / "results.jsonl")], cwd=ROOT, capture_output=True, timeout=120)

@@ -6,6 +6,7 @@ import pytest
 
 from mapc.codegen.program import build_program, load_module, module_source
 from mapc.spec import load_spec_text
+from mapc.targets import get_target
 
 SPEC = """
 mapc: 1
@@ -31,5 +32,6 @@ evaluators:
 def test_boolean_score_is_the_range_end_in_score_and_feedback(ok, expected):
     spec, diags = load_spec_text(SPEC)
     assert spec is not None, [d.message for d in diags]
-    ns = load_module(module_source(build_program(spec), entry="", docstring="t", with_evaluation=True))
+    ns = load_module(module_source(build_program(spec), entry="", docstring="t", with_evaluation=True),
+                     runtime_text=get_target("relai").shared_runtime().text)
     assert ns["evaluate_passed"]({"signals": {"ok": ok}}, {}) == expected

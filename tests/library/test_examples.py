@@ -19,6 +19,7 @@ import sys
 import pytest
 from library_support import ROOT, build_all
 from strict_python import compile_strictly
+from test_runtime_identity import check_runtime
 
 EXAMPLES = {
     # example -> (library spec, candidate file that makes the fake agent worse)
@@ -29,8 +30,9 @@ EXAMPLES = {
 STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
 
 RUN_CAP_EVOLVE = r"""
-import importlib.util, json, sys
-sys.path.insert(0, sys.argv[1])
+import importlib.util, json, os, sys
+# like cap-evolve's loader: the adapter's folder first on sys.path (then the stand-in host)
+sys.path[:0] = [os.path.dirname(os.path.abspath(sys.argv[2])), sys.argv[1]]
 spec = importlib.util.spec_from_file_location("generated_adapter", sys.argv[2])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
@@ -116,3 +118,19 @@ def test_example_cap_evolve_adapter_runs_and_scores_candidates(example_builds, n
     assert good["error"] is None and bad["error"] is None, (good, bad)
     assert good["reward"] == 1.0 and bad["reward"] < good["reward"], (good, bad)
     assert good["feedback"] and bad["feedback"] != good["feedback"]
+
+
+@pytest.mark.parametrize("target", ["rlviz", "relai", "cap-evolve"])
+def test_every_example_gets_the_same_runtime_per_target(example_builds, target):
+    folders = 0
+    for (name, built_for), (project, out, result) in example_builds.items():
+        if built_for != target:
+            continue
+        assert result.ok
+        if target == "relai":
+            prefix = f".relai/custom-adaptor/{result.spec.name}/"
+            check_runtime(out / prefix, out / prefix, target, prefix)
+        else:
+            check_runtime(out, out, target)
+        folders += 1
+    assert folders >= 3

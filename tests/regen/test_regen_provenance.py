@@ -108,7 +108,7 @@ def test_relai_lock_lives_in_the_adapter_folder_and_catalog_stays_strict_json(tm
     lock = json.loads((folder / "mapc.lock.json").read_bytes())
     assert lock["output"] == "../../.." and lock["owned"] == [".relai/custom-adaptor/tau2-airline"]
     assert set(lock["files"]) == {f".relai/custom-adaptor/tau2-airline/{n}"
-                                  for n in ("README.md", "catalog.json", "run.py", "tasks.jsonl")}
+                                  for n in ("README.md", "catalog.json", "mapc_runtime.py", "run.py", "tasks.jsonl")}
     catalog = json.loads((folder / "catalog.json").read_text(encoding="utf-8"))
     assert catalog["schema_version"] == "relai.custom_adapter.v1"
     run_py = (folder / "run.py").read_text()
@@ -130,7 +130,7 @@ def test_identical_bytes_across_hash_seeds_and_working_directories(tmp_path):
         snaps.append(snapshot(out))
         shutil.rmtree(out)
     assert snaps[0] == snaps[1]
-    assert len(snaps[0]) == 8
+    assert len(snaps[0]) == 9
 
 
 def test_repeated_builds_are_byte_identical_and_leave_nothing_behind(tmp_path):

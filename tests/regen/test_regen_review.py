@@ -64,12 +64,13 @@ def test_a_clean_build_has_no_findings_and_a_full_summary(plugin: Path, tmp_path
     assert [k["kind"] for k in r.emits["event_kinds"]] == ["message", "tool", "reward"]
     assert r.emits["signals"] == ["reward"]
     assert {f["path"]: f["status"] for f in r.files} == {
-        rel: "ok" for rel in ("README.md", "adapter.py", "rlviz-plugin.yaml", "test_adapter.py", "testdata/cases.json",
+        rel: "ok" for rel in ("README.md", "adapter.py", "mapc_runtime.py", "rlviz-plugin.yaml", "test_adapter.py",
+                              "testdata/cases.json",
                               "testdata/sample.jsonl", "testdata/second.jsonl")}
     calls = {(b["function"], b["call"]) for b in r.executes["code"]}
     assert ("check_case", "subprocess.run") in calls  # test_adapter.py runs rlviz: mapc's own code
     text = format_review(r)
-    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (7) checked against the lock",
+    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (8) checked against the lock",
                     "FINDINGS: none"):
         assert section in text
 

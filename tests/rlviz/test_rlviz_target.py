@@ -70,8 +70,8 @@ def test_generated_files_and_goldens(built, name):
     plugin, source = built[name]
     files = {p.relative_to(plugin).as_posix() for p in plugin.rglob("*") if p.is_file()}
     files.discard("mapc.lock.json")  # written by the build for regeneration, not by this target
-    expected = {"README.md", "adapter.py", "rlviz-plugin.yaml", "test_adapter.py", "testdata/cases.json",
-                f"testdata/{source.name}"}
+    expected = {"README.md", "adapter.py", "mapc_runtime.py", "rlviz-plugin.yaml", "test_adapter.py",
+                "testdata/cases.json", f"testdata/{source.name}"}
     assert expected <= files and len(files - expected) <= 1  # plus a sibling file, if the spec reads one
     assert_golden(GOLDEN / name / "rlviz-plugin.yaml", _without_header((plugin / "rlviz-plugin.yaml").read_text()))
     assert_golden(GOLDEN / name / "cases.json", (plugin / "testdata" / "cases.json").read_text())
@@ -92,7 +92,8 @@ def test_generated_python_is_formatted(built):
             assert text.startswith("#!/usr/bin/env python3\n") and text.endswith("\n") and "\t" not in text
         # the parts this target writes (entry, protocol runtime, test runner) keep lines short
         adapter = (plugin / "adapter.py").read_text()
-        own = adapter[adapter.index("class RequestError"):adapter.index("\n\n", adapter.index("def rlviz_main"))]
+        runtime = (plugin / "mapc_runtime.py").read_text()
+        own = runtime[runtime.index("class RequestError"):]
         own += adapter[adapter.index("def main(argv=None)"):]
         own += (plugin / "test_adapter.py").read_text()
         code = [line for line in own.splitlines() if not line.startswith("#")]  # provenance header aside

@@ -182,10 +182,12 @@ def test_generated_code_opens_sources_read_only(tmp_path, monkeypatch, capsysbin
         opened.append((str(path), flags))
         return real_os_open(path, flags, *args, **kwargs)
 
-    namespace = {"__name__": "adapter_under_test",
-                 "__builtins__": {**builtins.__dict__, "open": watched_open}}
-    code = compile((out / "adapter.py").read_text(encoding="utf-8"), str(out / "adapter.py"), "exec")
-    exec(code, namespace)  # noqa: S102 - the adapter we just generated
+    from mapc.codegen.program import load_module
+
+    # the adapter and the runtime module next to it, both with `open` watched
+    namespace = load_module((out / "adapter.py").read_text(encoding="utf-8"), "adapter_under_test",
+                            (out / "mapc_runtime.py").read_text(encoding="utf-8"),
+                            builtins={**builtins.__dict__, "open": watched_open})
     monkeypatch.setattr(os, "open", watched_os_open)
     before = source.read_bytes(), os.stat(source).st_mtime_ns
     assert namespace["main"](["stream", "--request", str(request)]) == 0
