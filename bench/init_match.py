@@ -106,7 +106,13 @@ def pairs(corpus: Path) -> list[tuple[str, Path]]:
 def measure(corpus: Path, work: Path, only: list[str] | None = None) -> list[Match]:
     from mapc.init import init_spec, write_spec
     from mapc.library import library_specs
+    from mapc.safeio import allowing
 
+    with allowing([corpus]):  # the drafts name the corpus samples, as `mapc init` users allow theirs
+        return _measure(corpus, work, only, init_spec, write_spec, library_specs)
+
+
+def _measure(corpus: Path, work: Path, only, init_spec, write_spec, library_specs) -> list[Match]:
     results = []
     for name, path in pairs(corpus):
         rel = str(path.relative_to(corpus))
