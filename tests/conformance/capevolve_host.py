@@ -28,7 +28,7 @@ def ensure_venv(capevolve_dir: Path) -> Path:
     prints its usage), by one process at a time."""
     venv = venv_path()
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # beside the venv, ignored
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.access(venv / "bin" / "cap-evolve", os.X_OK):
             proc = subprocess.run([str(capevolve_dir / "check.sh")], env=host_env(venv),
