@@ -29,7 +29,25 @@ def shared_dir() -> Path:
 #: 262 RLViz mutants): under pytest-xdist each file runs on one worker, so the fixture is built
 #: once, not once per worker. (``xdist_group`` marks would say this, but ``--dist loadgroup``
 #: does not group under pytest 9: it renames ``item._nodeid``, which pytest 9 no longer reads.)
-ONE_WORKER_FILES = ("tests/conformance/test_rlviz_conformance.py", "tests/conformance/test_rlviz_differential.py")
+# Files whose tests share an expensive module- or session-scoped setup (builds of every spec,
+# the real hosts' verdicts): one worker runs each, so the setup is paid once, not per worker.
+ONE_WORKER_FILES = (
+    "tests/capevolve/test_capevolve_adapter.py",
+    "tests/capevolve/test_standin.py",
+    "tests/conformance/test_capevolve_differential.py",
+    "tests/conformance/test_rlviz_conformance.py",
+    "tests/conformance/test_rlviz_differential.py",
+    "tests/core/test_many_sources.py",
+    "tests/core/test_runtime_diagnostics.py",
+    "tests/core/test_third_party_target.py",
+    "tests/library/test_examples.py",
+    "tests/library/test_init.py",
+    "tests/regen/test_regen_review.py",
+    "tests/security/test_hostile_traces.py",
+    "tests/security/test_injection.py",
+    "tests/security/test_spec_fuzz.py",
+    "tests/spectest/test_spectest_workflow.py",
+)
 
 
 @pytest.hookimpl(optionalhook=True)
