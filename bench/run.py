@@ -643,9 +643,52 @@ def import_ms(argv: list[str], cwd: Path | None = None, env: dict | None = None)
     return total / 1000
 
 
-def startup_times(repeats: int, work: Path, log) -> list[dict]:
+def interpreters(spec: str | None) -> list[tuple[str, str]]:
+    """``(label, path)`` of the interpreters to start adapters with: ``--pythons`` (comma-
+    separated paths), else the one running this script and ``python3`` on PATH (what RLViz's
+    manifest command runs), and, when that is a shell script (a version manager's shim), the
+    interpreter it hands over to."""
+    paths = [p for p in (spec or "").split(",") if p] or [PYTHON]
+    found = shutil.which("python3")
+    if not spec and found:
+        paths.append(found)
+        real = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                              text=True).stdout.strip()
+        if real:
+            paths.append(real)
+    out, seen = [], set()
+    for path in paths:
+        key = os.path.realpath(path)
+        if key in seen:
+            continue
+        seen.add(key)
+        version = subprocess.run([path, "-c", "import platform; print(platform.python_version())"],
+                                 capture_output=True, text=True).stdout.strip() or "?"
+        with open(key, "rb") as fh:
+            script = fh.read(2) == b"#!"
+        kinds = (["python3 on PATH"] if found and key == os.path.realpath(found) else []) + (
+            ["a shell-script shim"] if script else []) + (["runs this benchmark"] if path == PYTHON else [])
+        out.append((f"Python {version}" + (f" ({', '.join(kinds)})" if kinds else ""), path))
+    return out
+
+
+def instructions(argv: list[str], cwd: Path | None = None, env: dict | None = None) -> float | None:
+    """Instructions the process (and any it execs or starts) executed, in millions, counted by
+    callgrind: repeatable on a shared machine, where times are not. None without valgrind."""
+    if not shutil.which("valgrind"):
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                               f"--callgrind-out-file={tmp}/cg.%p", *argv], capture_output=True, text=True,
+                              cwd=cwd, env=env)
+    counts = [int(line.rsplit(":", 1)[1]) for line in done.stderr.splitlines() if "Collected :" in line]
+    return sum(counts) / 1e6 if counts else None
+
+
+def startup_times(repeats: int, work: Path, log, pythons: str | None = None) -> list[dict]:
     """Each target's entry point as a whole process: RLViz's `probe` and `stream` of a 10-line
-    trace, RELAI's run.py and the cap-evolve adapter imported; the bare interpreter for scale."""
+    trace with every interpreter (``interpreters``), each next to the bare interpreter; RELAI's
+    run.py and the cap-evolve adapter imported; the bare interpreter for scale."""
     fmt = FORMATS["jsonl"]
     plugin = build_plugin(fmt, work, validate=False)
     trace = work / "startup-10.jsonl"
@@ -655,14 +698,20 @@ def startup_times(repeats: int, work: Path, log) -> list[dict]:
     probe_req.write_text(json.dumps({"api_version": "rlviz.dev/v1alpha1", "operation": "probe",
                                      "source": {"path": real, "root": os.path.dirname(real), "kind": "file"},
                                      "limits": {}}))
-    cases = [("python3 (interpreter only)", [PYTHON, "-c", "pass"], None, None),
-             ("rlviz: adapter.py probe", [PYTHON, str(plugin / "adapter.py"), "probe", "--request", str(probe_req)],
-              None, None),
-             ("rlviz: adapter.py stream (10 lines)", adapter_argv("generated", fmt, trace, plugin, work), None, None)]
+    stream = adapter_argv("generated", fmt, trace, plugin, work)[1:]
+    # as RLViz runs adapters: no bytecode written (and none found: the plugin is a fresh copy)
+    rlviz_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    cases = []
+    for label, python in interpreters(pythons):
+        cases += [(f"{label}: interpreter only (`-c pass`)", [python, "-c", "pass"], None, rlviz_env, label),
+                  (f"{label}: rlviz adapter.py probe",
+                   [python, str(plugin / "adapter.py"), "probe", "--request", str(probe_req)], None, rlviz_env,
+                   label),
+                  (f"{label}: rlviz adapter.py stream (10 lines)", [python, *stream], None, rlviz_env, label)]
     relai = work / "startup-relai"
     mapc_build(ROOT / BUILD_SPECS["relai"], "relai", relai, validate=False)
     run_py = next(relai.rglob("run.py"))
-    cases.append(("relai: import run.py", [PYTHON, "-c", "import run"], run_py.parent, None))
+    cases.append(("relai: import run.py", [PYTHON, "-c", "import run"], run_py.parent, None, None))
     capevolve = Path(os.environ.get("MAPC_CAPEVOLVE_DIR", ROOT.parent / "shared" / "upstream" / "cap-evolve"))
     if (capevolve / "core" / "cap_evolve").is_dir():
         out = work / "startup-capevolve"
@@ -670,31 +719,46 @@ def startup_times(repeats: int, work: Path, log) -> list[dict]:
         env = {**os.environ, "PYTHONPATH": str(capevolve / "core")}
         entry = next(out.rglob("adapter.py"))
         cases.append(("cap-evolve: import adapter.py (cap_evolve itself included)",
-                      [PYTHON, "-c", "import adapter"], entry.parent, env))
-        cases.append(("cap-evolve: import cap_evolve alone", [PYTHON, "-c", "import cap_evolve"], None, env))
+                      [PYTHON, "-c", "import adapter"], entry.parent, env, None))
+        cases.append(("cap-evolve: import cap_evolve alone", [PYTHON, "-c", "import cap_evolve"], None, env, None))
     else:
         log(f"  cap-evolve: no cap_evolve package under {capevolve}/core; its entry point is not measured")
     runs: dict[str, list[Run]] = {name: [] for name, *_ in cases}
     for _ in range(repeats):
-        for name, argv, cwd, env in cases:
+        for name, argv, cwd, env, _group in cases:
             runs[name].append(run_process(argv, cwd=cwd, env=env))
     results = []
-    for name, argv, cwd, env in cases:
+    bare: dict[str, dict] = {}
+    for name, argv, cwd, env, group in cases:
         med = statistics.median
         item = {"name": name, "wall_ms": med(r.wall for r in runs[name]) * 1000,
-                "cpu_ms": med(r.cpu for r in runs[name]) * 1000, "import_ms": import_ms(argv, cwd, env)}
+                "cpu_ms": med(r.cpu for r in runs[name]) * 1000, "import_ms": import_ms(argv, cwd, env),
+                "minstr": instructions(argv, cwd, env) if group else None, "group": group}
+        if group and group not in bare:
+            bare[group] = item
+        elif group:
+            base = bare[group]
+            item["above_cpu_ms"] = item["cpu_ms"] - base["cpu_ms"]
+            if item["minstr"] is not None and base["minstr"] is not None:
+                item["above_minstr"] = item["minstr"] - base["minstr"]
         log(f"  {name}: wall {item['wall_ms']:.0f} ms, cpu {item['cpu_ms']:.0f} ms, "
-            f"imports {item['import_ms']:.0f} ms")
+            f"imports {item['import_ms']:.0f} ms"
+            + (f", {item['minstr']:.0f} M instructions" if item["minstr"] is not None else ""))
         results.append(item)
     return results
 
 
 def startup_table(results: list[dict]) -> str:
     # no peak RSS: a process this short often ends before /proc shows its VmHWM
-    out = ["| process | wall ms | CPU ms | imports ms (`-X importtime`) |",
-           "|---|---:|---:|---:|"]
+    out = ["| process | wall ms | CPU ms | CPU ms above the bare interpreter | instructions (M, callgrind) | "
+           "above the bare interpreter (M) | imports ms (`-X importtime`) |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        out.append(f"| {r['name']} | {r['wall_ms']:.0f} | {r['cpu_ms']:.0f} | {r['import_ms']:.0f} |")
+        above = f"{r['above_cpu_ms']:.0f}" if "above_cpu_ms" in r else ""
+        minstr = f"{r['minstr']:.0f}" if r.get("minstr") is not None else ""
+        above_m = f"{r['above_minstr']:.0f}" if "above_minstr" in r else ""
+        out.append(f"| {r['name']} | {r['wall_ms']:.0f} | {r['cpu_ms']:.0f} | {above} | {minstr} | {above_m} | "
+                   f"{r['import_ms']:.0f} |")
     return "\n".join(out)
 
 
@@ -747,6 +811,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest eval log also run parsed whole, as before streaming (default 300M)")
     parser.add_argument("--limits", action="store_true",
                         help="search the largest JSONL trace within RLViz's 10 s / 32 MiB (raw off and on)")
+    parser.add_argument("--pythons", default=None, metavar="PATHS",
+                        help="interpreters to time start-up with (comma-separated); default: this one, "
+                             "python3 on PATH and the interpreter it hands over to")
     parser.add_argument("--only", default=None, help=f"comma-separated sections to run: {', '.join(SECTIONS)}")
     parser.add_argument("--targets", default=None, help="targets for build times (default all; rlviz with --quick)")
     parser.add_argument("--doc", default=None, help="markdown file to write the tables into "
@@ -828,7 +895,7 @@ def main(argv: list[str] | None = None) -> int:
             blocks["rss-json"] = f"{env_line}\n\n{table}\n\n" + _bullets(goals(rss_json=rss_json))
         if "startup" in sections:
             log("start-up of each target's entry point")
-            startup = startup_times(max(repeats, 10), work, log)
+            startup = startup_times(max(repeats, 10), work, log, args.pythons)
             table = startup_table(startup)
             print("\n## Start-up\n\n" + table)
             blocks["startup"] = (f"{env_line.replace(f'medians of {repeats}', f'medians of {max(repeats, 10)}')}"

@@ -11,7 +11,6 @@ Naming: ``_jp_<function>`` implements the JMESPath (or mapc) function of that
 name; other ``_jp_`` units are shared building blocks.
 """
 
-import hashlib
 import json
 import math
 import posixpath
@@ -394,6 +393,8 @@ def _jp_stable_id(prefix, *parts):
     """``prefix-<16 hex digits>``: sha256 of the canonical JSON of ``parts``."""
     if not isinstance(prefix, str):
         raise _jp_type_error("stable_id() prefix", prefix, "a string")
+    import hashlib  # here, not at module top: loading OpenSSL costs every adapter start-up
+
     canonical = json.dumps(list(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return prefix + "-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -653,6 +654,8 @@ def _jp_concat(*arrays):
 def _jp_sha256(value):
     if not isinstance(value, str):
         raise _jp_type_error("sha256() argument", value, "a string")
+    import hashlib
+
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 

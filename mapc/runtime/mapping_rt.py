@@ -6,8 +6,6 @@ stdout, and turns every problem with the source into either a counted warning
 (a recoverable omission) or a :class:`MappingError` with a one-line message.
 """
 
-import csv
-import gzip
 import json
 import math
 import os
@@ -22,7 +20,7 @@ MAX_SIBLING_BYTES = 64 << 20
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 STATUSES = ("running", "completed", "failed", "cancelled")
 STREAM_ABOVE_BYTES = 4 << 20
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON_SPACE = json.decoder.WHITESPACE  # [ \t\n\r]*, compiled when json is imported
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -936,6 +934,8 @@ def csv_rows(src, st, columns, delimiter, invalid="error"):
     """Yield ``(line, row, location)`` per data row of a CSV source with a header row,
     streaming. Each physical line, and each row (quoted cells may span lines), is bounded
     by ``max_line_bytes``; ``line`` is where the row starts."""
+    import csv  # here, not at module top: adapters of other containers never load it
+
     limit = src.max_line_bytes
     pos = [0, 0, 0, 0]  # lines read, bytes read, end-of-line bytes of the last line, row start
     fh, gz = open_source(src.path)
@@ -999,6 +999,8 @@ def csv_rows(src, st, columns, delimiter, invalid="error"):
 def csv_probe_values(text, truncated, max_rows, csv_format):
     """The first rows of a CSV prefix as objects, or a reason string when they are not
     CSV the adapter reads (a row cut off by the end of the prefix is left out)."""
+    import csv
+
     columns, delimiter = csv_format
     lines = text.splitlines(keepends=True)
     if truncated and lines and not lines[-1].endswith(("\n", "\r")):
@@ -1036,6 +1038,8 @@ def open_source(path):
     read; callers bound what they read as for a plain file, so the limits apply to the
     decompressed bytes and a gzip bomb stops at them."""
     if is_gzip(path):
+        import gzip  # here, not at module top: only gzipped sources load it
+
         return gzip.open(path, "rb"), True
     return open(path, "rb"), False  # noqa: SIM115 - the caller closes it
 
@@ -1100,6 +1104,8 @@ def read_prefix(path, limit):
     with open(path, "rb") as fh:
         data = fh.read(limit + 1)
     if data[:2] == GZIP_MAGIC:
+        import gzip
+
         with gzip.open(path, "rb") as fh:
             data = gzip_read(fh.read, limit + 1)
     truncated = len(data) > limit
