@@ -394,16 +394,24 @@ def validate(
 @guarded
 def review(
     out: Path = typer.Argument(..., help="A build output (for relai: the project root or the adapter folder)."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="REF", help="Show only what changed since the "
+                                        "build you trusted: its mapc.lock.json, a copy of that output folder, "
+                                        "or a git revision (e.g. HEAD~1)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Summarise generated code before you trust it; exit 1 on findings.
 
-    What it reads, emits and executes, its files checked against mapc.lock.json, and a
-    static scan of the Python (imports, network, shell, subprocess, writes, eval).
+    What it reads, emits and executes, the runtime module checked against the hash mapc
+    publishes, its files checked against mapc.lock.json, and a static scan of the Python
+    (imports, network, shell, subprocess, writes, eval). With --since: each changed file's
+    diff with the spec lines behind each hunk (exit 1 only for a modified runtime).
+    See docs/review.md.
     """
     from mapc.review import ReviewError, format_review
     from mapc.review import review as do_review
 
+    if since is not None:
+        _review_since(out, since, as_json)
     try:
         reviews = do_review(out)
     except ReviewError as exc:
@@ -416,6 +424,23 @@ def review(
     else:
         typer.echo("\n".join(format_review(r) for r in reviews), nl=False)
     raise typer.Exit(EXIT_OK if findings == 0 else EXIT_FINDINGS)
+
+
+def _review_since(out: Path, ref: str, as_json: bool) -> None:
+    from mapc.build import UsageError
+    from mapc.review import ReviewError
+    from mapc.review_since import SinceError, format_since, since
+
+    try:
+        reports = since(out, ref)
+    except (ReviewError, SinceError) as exc:
+        raise UsageError(str(exc)) from None
+    modified = any(r.modified_runtime for r in reports)
+    if as_json:
+        typer.echo(json.dumps({"ok": not modified, "since": [r.to_dict() for r in reports]}, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(format_since(r) for r in reports), nl=False)
+    raise typer.Exit(EXIT_FINDINGS if modified else EXIT_OK)
 
 
 @app.command()

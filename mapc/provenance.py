@@ -198,6 +198,8 @@ class Lock:
     owned: tuple[str, ...]
     regenerate: str
     files: dict[str, str]
+    #: the shared runtime module as the lock records it: {"path", "sha256"}; None before D63
+    runtime: dict[str, str] | None = None
 
 
 def parse_lock(data: bytes) -> Lock:
@@ -216,8 +218,13 @@ def parse_lock(data: bytes) -> Lock:
         raise LockError("`files` must map paths to SHA-256 digests")
     if not isinstance(owned, list) or not all(isinstance(v, str) for v in owned):
         raise LockError("`owned` must be a list of paths")
+    runtime = raw.get("runtime")
+    if runtime is not None and not (isinstance(runtime, dict) and isinstance(runtime.get("path"), str)
+                                    and isinstance(runtime.get("sha256"), str)):
+        raise LockError("`runtime` must hold the runtime module's `path` and `sha256`")
     return Lock(*(raw[k] for k in strings[:5]), output=raw["output"], owned=tuple(owned),
-                regenerate=raw["regenerate"], files=dict(files))
+                regenerate=raw["regenerate"], files=dict(files),
+                runtime={"path": runtime["path"], "sha256": runtime["sha256"]} if runtime else None)
 
 
 #: A lock lists one line per generated file; anything larger is not a lock mapc wrote.

@@ -43,6 +43,7 @@ ONE_WORKER_FILES = (
     "tests/library/test_examples.py",
     "tests/library/test_init.py",
     "tests/regen/test_regen_review.py",
+    "tests/regen/test_review_since.py",
     "tests/security/test_hostile_traces.py",
     "tests/security/test_injection.py",
     "tests/security/test_spec_fuzz.py",
