@@ -29,41 +29,43 @@ class MappingError(Exception):
 
 
 class IdTable:
-    """A mapping from ids (text) to integers below 2³², or with ``objects=True`` to any value,
-    that keeps 96 bits of hash per id instead of the id (Python's own string hash and a
-    CRC-32 of its UTF-8): 16 bytes a slot in one flat array, at most two thirds of the slots
-    used, whatever the ids' length. A dict held each id and an entry, 100 to 700 bytes, and a
-    stream may hold millions of ids. Two distinct ids of a stream share both hashes with a
-    probability of about n²/2⁹⁷ for n ids (10⁻¹³ for a hundred million)."""
+    """A mapping from ids (text) to integers below 2³² that keeps 96 bits of hash per id
+    instead of the id (Python's own string hash and a CRC-32 of its UTF-8): 16 bytes a slot
+    in one flat array, plus ``extra`` 64-bit words a slot for the caller (a trajectory's
+    sequence and last event), at most 85% of the slots used, whatever the ids' length. A
+    dict held each id and an entry, 100 to 700 bytes, and a stream may hold millions of ids.
+    Two distinct ids of a stream share both hashes with a probability of about n²/2⁹⁷ for n
+    ids (10⁻¹³ for a hundred million). Collisions are resolved by double hashing (the CRC
+    gives the step), which keeps lookups short that full."""
 
-    __slots__ = ("_slots", "_mask", "_count", "_objects", "_key", "_found")
+    __slots__ = ("_slots", "_mask", "_count", "_width", "_key", "_found")
 
-    def __init__(self, objects=False):
-        self._mask = 7  # slots - 1; a slot is (hash, crc << 32 | value), hash 0 when free
-        self._slots = array("Q", bytes(16 * 8))
+    def __init__(self, extra=0):
+        self._width = 2 + extra  # words a slot: (hash, crc << 32 | value, extra...), hash 0 when free
+        self._mask = 7  # slots - 1
+        self._slots = array("Q", bytes(8 * self._width * 8))
         self._count = 0
-        self._objects = [] if objects else None
         self._key = self._found = None  # the last key probed: read, then written back
 
     def _probe(self, key):
-        """``key``'s slot index (a free slot if it is absent), its hash and its crc << 32."""
+        """``key``'s first word in ``_slots`` (of a free slot if it is absent), its hash and
+        its crc << 32."""
         if key is self._key:
             return self._found
         high = hash(key) & 0xFFFFFFFFFFFFFFFF | 1
-        crc = zlib.crc32(key.encode("utf-8", "surrogatepass")) << 32
-        slots, mask = self._slots, self._mask
-        i = high & mask
-        while slots[2 * i] and (slots[2 * i] != high or slots[2 * i + 1] >> 32 << 32 != crc):
-            i = (i + 1) & mask
-        self._key, self._found = key, (2 * i, high, crc)
+        crc = zlib.crc32(key.encode("utf-8", "surrogatepass"))
+        slots, mask, width = self._slots, self._mask, self._width
+        i, step, crc = high & mask, crc | 1, crc << 32
+        while slots[width * i] and (
+            slots[width * i] != high or slots[width * i + 1] >> 32 << 32 != crc
+        ):
+            i = (i + step) & mask
+        self._key, self._found = key, (width * i, high, crc)
         return self._found
 
     def get(self, key, default=None):
         j = self._probe(key)[0]
-        if not self._slots[j]:
-            return default
-        value = self._slots[j + 1] & 0xFFFFFFFF
-        return value if self._objects is None else self._objects[value]
+        return self._slots[j + 1] & 0xFFFFFFFF if self._slots[j] else default
 
     def __contains__(self, key):
         return self._slots[self._probe(key)[0]] != 0
@@ -73,12 +75,10 @@ class IdTable:
 
     def __setitem__(self, key, value):
         j, high, crc = self._probe(key)
-        if not self._slots[j]:
-            self._add(j, high, crc, value)
-        elif self._objects is None:
+        if self._slots[j]:
             self._slots[j + 1] = crc | value
         else:
-            self._objects[self._slots[j + 1] & 0xFFFFFFFF] = value
+            self._add(j, high, crc, value)
 
     def claim(self, key, value):
         """The value ``key`` has; if none, None after giving it ``value`` (one lookup)."""
@@ -97,23 +97,121 @@ class IdTable:
         self._slots[j + 1] += 1
         return (self._slots[j + 1] & 0xFFFFFFFF) - 1
 
+    def slot(self, key):
+        """``key``'s first word in ``_slots`` (its extra words follow), added with value 0
+        if it is absent."""
+        j, high, crc = self._probe(key)
+        if not self._slots[j]:
+            self._add(j, high, crc, 0)
+            j = self._probe(key)[0]  # the table may have grown
+        return j
+
     def _add(self, j, high, crc, value):
-        if self._objects is not None:  # the slot holds the value's index in _objects
-            self._objects.append(value)
-            value = len(self._objects) - 1
-        slots = self._slots
+        slots, width = self._slots, self._width
         slots[j], slots[j + 1] = high, crc | value
         self._count += 1
-        if 3 * self._count > 2 * (self._mask + 1):
+        if 20 * self._count > 17 * (self._mask + 1):  # 85% full: double
             self._key = None  # its slot moves
             self._mask = mask = 2 * self._mask + 1
-            self._slots = grown = array("Q", bytes(16 * (mask + 1)))
-            for k in range(0, len(slots), 2):
+            self._slots = grown = array("Q", bytes(8 * width * (mask + 1)))
+            for k in range(0, len(slots), width):
                 if slots[k]:
-                    i = slots[k] & mask
-                    while grown[2 * i]:
-                        i = (i + 1) & mask
-                    grown[2 * i], grown[2 * i + 1] = slots[k], slots[k + 1]
+                    i, step = slots[k] & mask, slots[k + 1] >> 32 | 1
+                    while grown[width * i]:
+                        i = (i + step) & mask
+                    grown[width * i : width * i + width] = slots[k : k + width]
+
+
+class TrajectoryTrail:
+    """Where each trajectory stands: its record's owner hash (as ``MapState.levels``), how
+    many events it has and the id of its last one (the next event's ``parent: previous``), in
+    one :class:`IdTable` with two extra words a slot; the last ids' UTF-8 in one byte arena,
+    rewritten in place when the new id fits where the old one was. A trajectory costs about
+    40 bytes here plus its last id's bytes (it was three table entries and a str object,
+    about 150 bytes). ``seq`` and ``last`` are views the generated code reads and writes
+    (``st.seq.get(tid, 0)``, ``st.last[tid] = prev``)."""
+
+    __slots__ = ("table", "arena", "long", "seq", "last")
+
+    def __init__(self):
+        self.table = IdTable(extra=2)  # value: owner hash; then sequence, last id's place
+        self.arena = bytearray()
+        self.long = {}  # last ids longer than 4,094 bytes (the place holds 12 bits of length)
+        self.seq = TrailSequences(self)
+        self.last = TrailLastEvents(self)
+
+    def get_last(self, tid):
+        table = self.table
+        j = table._probe(tid)[0]
+        place = table._slots[j + 3] if table._slots[j] else 0
+        if not place:
+            return None
+        size = (place & 0xFFF) - 1
+        if size < 0:
+            return self.long.get(tid)
+        start = place >> 24
+        return self.arena[start : start + size].decode("utf-8", "surrogatepass")
+
+    def set_last(self, tid, eid):
+        table = self.table
+        j = table.slot(tid)
+        place = table._slots[j + 3]
+        if eid is None:
+            table._slots[j + 3] = 0
+            self.long.pop(tid, None)
+            return
+        data = eid.encode("utf-8", "surrogatepass")
+        size = len(data)
+        if size > 4094:
+            self.long[tid] = eid
+            table._slots[j + 3] = 1 << 12  # a place of length -1: in ``long``
+            return
+        room = place >> 12 & 0xFFF
+        if size <= room:
+            start = place >> 24
+            self.arena[start : start + size] = data
+        else:
+            start, room = len(self.arena), size
+            self.arena += data
+        table._slots[j + 3] = start << 24 | room << 12 | (size + 1)
+
+
+class TrailSequences:
+    """``MapState.seq``: a trajectory's event count, as a dict-like view of its trail."""
+
+    __slots__ = ("trail",)
+
+    def __init__(self, trail):
+        self.trail = trail
+
+    def get(self, tid, default=None):
+        table = self.trail.table
+        j = table._probe(tid)[0]
+        return table._slots[j + 2] if table._slots[j] else default
+
+    def __setitem__(self, tid, n):
+        table = self.trail.table
+        j = table.slot(tid)  # first: adding it may grow the table (a new ``_slots``)
+        table._slots[j + 2] = n
+
+    def __len__(self):
+        return len(self.trail.table)
+
+
+class TrailLastEvents:
+    """``MapState.last``: the id of a trajectory's last event, as a dict-like view."""
+
+    __slots__ = ("trail",)
+
+    def __init__(self, trail):
+        self.trail = trail
+
+    def get(self, tid, default=None):
+        eid = self.trail.get_last(tid)
+        return default if eid is None else eid
+
+    def __setitem__(self, tid, eid):
+        self.trail.set_last(tid, eid)
 
 
 class MapState:
@@ -122,16 +220,17 @@ class MapState:
     Ids are remembered as 96-bit hashes (:class:`IdTable`): ids of run/case/group/trajectory
     records with their kind and parent, per-trajectory counters and (when the spec uses native
     event ids or native parents) those ids. Memory grows by a few dozen bytes per distinct id,
-    however long the ids are; the id of each trajectory's last event is kept whole (it is the
-    next event's parent) when the spec uses ``parent: previous``.
+    however long the ids are; the id of each trajectory's last event is kept whole, as UTF-8
+    (:class:`TrajectoryTrail`; it is the next event's parent with ``parent: previous``).
     """
 
     def __init__(self, semantics=False):
         self.warnings = 0
         self.messages = []
-        self.levels = IdTable()  # record id -> hash of its kind and parent (level_owner)
-        self.seq = IdTable()  # trajectory id -> events so far
-        self.last = IdTable(objects=True)  # trajectory id -> id of its last event
+        self.levels = IdTable()  # run/case/group id -> hash of its kind and parent (level_owner)
+        self.trails = TrajectoryTrail()  # trajectory id -> the same hash, events so far, last event
+        self.seq = self.trails.seq  # trajectory id -> events so far
+        self.last = self.trails.last  # trajectory id -> id of its last event
         self.native_ids = IdTable()  # native event ids used (value 1)
         self.known_events = IdTable()  # trajectory id and event id (event_key) -> 1
         self.ordinals = IdTable()  # level and ordinal_by value -> count
@@ -162,25 +261,33 @@ class MapState:
         """
         rid = rec["id"]
         owner = level_owner(kind, parent_id)
-        seen = self.levels.claim(rid, owner)
+        mine, other = (
+            (self.trails.table, self.levels) if kind == "trajectory" else (self.levels, self.trails.table)
+        )
+        seen = mine.claim(rid, owner) if rid not in other else -1
         if seen is None:
             return True
         if seen == owner:
             return False
         n = 2
-        while bounded_id(f"{rid}~{n}") in self.levels:
+        while self.used_id(bounded_id(f"{rid}~{n}")):
             n += 1
         new = bounded_id(f"{rid}~{n}")
         self.warn(
             f"records.{kind}.id", f"id {rid!r} is already used by another record; renamed {new!r}"
         )
         rec["id"] = new
-        self.levels[new] = owner
+        mine[new] = owner
         return True
+
+    def used_id(self, rid):
+        """Whether a run, case, group or trajectory record has the id ``rid``."""
+        return rid in self.levels or rid in self.trails.table
 
     def is_level(self, rid, kind, parent_id):
         """Whether ``rid`` names an emitted record of ``kind`` under ``parent_id``."""
-        return self.levels.get(rid) == level_owner(kind, parent_id)
+        table = self.trails.table if kind == "trajectory" else self.levels
+        return table.get(rid) == level_owner(kind, parent_id)
 
     def next_sequence(self, tid):
         n = self.seq.get(tid, 0)
@@ -189,7 +296,7 @@ class MapState:
 
     def native_event_id(self, eid, where):
         """A native event id, made unique across the stream."""
-        if eid not in self.native_ids and eid not in self.levels:
+        if eid not in self.native_ids and not self.used_id(eid):
             self.native_ids[eid] = 1
             return eid
         n = 2

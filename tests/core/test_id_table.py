@@ -41,14 +41,31 @@ def test_claim_and_count_look_up_once():
     assert table.claim("k", 9) == 4 and len(table) == 2
 
 
-def test_objects_are_kept_whole():
-    table = rt.IdTable(objects=True)
+def test_a_trail_keeps_each_trajectorys_count_and_last_event_through_every_growth():
+    trail = rt.TrajectoryTrail()
     keys = _keys(5000)
-    for key in keys:
-        table[key] = ("event of", key)
-    table[keys[0]] = None
-    assert table.get(keys[0], "default") is None
-    assert all(table.get(k) == ("event of", k) for k in keys[1:])
+    expected = {}
+    for i, key in enumerate(keys):
+        assert trail.seq.get(key, 0) == 0 and trail.last.get(key) is None
+        trail.seq[key] = i
+        # ids of every length (the arena holds up to 4,094 bytes, longer ones are kept aside)
+        eid = None if i % 11 == 0 else ("evt@" + key) * (1 + i % 3) + ("é" * 5000 if i % 97 == 1 else "")
+        trail.last[key] = expected[key] = eid
+    for i, key in enumerate(keys[: len(keys) // 2]):  # rewritten: shorter in place, longer appended
+        eid = "" if i % 5 == 0 else ("x" * (i % 40)) + "\ud800"
+        trail.last[key] = expected[key] = eid
+        trail.seq[key] = trail.seq.get(key) + 1
+    assert len(trail.seq) == len(keys)
+    assert all(trail.last.get(k) == v for k, v in expected.items())
+    assert all(trail.seq.get(k) == i + (i < len(keys) // 2) for i, k in enumerate(keys))
+    assert trail.last.get("absent", "default") == "default" and trail.seq.get("absent") is None
+
+
+def test_a_trajectory_rewriting_its_last_event_reuses_its_bytes():
+    trail = rt.TrajectoryTrail()
+    for i in range(10_000):  # one trajectory, a JSONL line per event
+        trail.last["t"] = f"evt@{i % 500}"
+    assert trail.last.get("t") == "evt@499" and len(trail.arena) < 30, len(trail.arena)
 
 
 def test_the_last_key_read_is_written_back_to_its_slot():
@@ -112,10 +129,11 @@ def _bookkeeping_bytes(n: int, id_length: int) -> float:
 
 
 def test_memory_per_distinct_id_is_a_few_dozen_bytes():
-    """Was 750 bytes per line with short ids and 1,280 with 200-character ids. Now about
-    260, at most 360 right after a table doubled (a third full): 16 bytes a slot, six
-    entries a line, and the previous event's id kept whole (about 60 bytes)."""
+    """Was 750 bytes per line with short ids and 1,280 with 200-character ids, then 260 (three
+    entries a line in tables two thirds full, a str per last event). Now about 130, 185 right
+    after a table doubled (43% full): 16 bytes a slot (32 for a trajectory), and the previous
+    event's id as UTF-8 (about 10 bytes here)."""
     short = _bookkeeping_bytes(4000, 24)
     long_ids = _bookkeeping_bytes(4000, 200)
-    assert short < 400, short
-    assert long_ids < 400 and abs(long_ids - short) < 10, (short, long_ids)
+    assert short < 240, short
+    assert long_ids < 240 and abs(long_ids - short) < 10, (short, long_ids)
