@@ -134,8 +134,10 @@ def _folders(root: str | os.PathLike) -> list[str]:
     return out
 
 
-def _write_request(request: dict) -> str:
-    fd, path = tempfile.mkstemp(prefix="rlviz-request-", suffix=".json")
+def _write_request(request: dict, directory: str) -> str:
+    """The request file, in ``directory``: beside the plugin copy, in its private scratch folder,
+    so that a run killed before it removes the file leaves nothing the next run does not sweep."""
+    fd, path = tempfile.mkstemp(prefix="rlviz-request-", suffix=".json", dir=directory)
     try:
         os.fchmod(fd, 0o600)
         os.write(fd, request_bytes(request))
@@ -183,7 +185,7 @@ def execute(where: str, manifest: Manifest, request: dict, *, deadline: float | 
     timeout_text = f"{limits.timeout:g}s"
     if time.monotonic() >= run_deadline:
         raise HostError(f"adapter {manifest.name} timed out after {timeout_text}: context deadline exceeded")
-    request_path = _write_request(request)
+    request_path = _write_request(request, os.path.dirname(os.path.abspath(where)))
     try:
         program = manifest.command[0]
         if "/" in program and not os.path.isabs(program):
