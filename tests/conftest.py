@@ -59,6 +59,28 @@ def pytest_configure(config):
     import compileall
 
     compileall.compile_dir(ROOT / "mapc", quiet=1)
+    _python3_past_its_shim(config)
+
+
+def _python3_past_its_shim(config) -> None:
+    """When ``python3`` on PATH is a script (a pyenv shim: bash plus ``pyenv exec``, about 0.1 s
+    per start), put the interpreter it hands over to first on PATH for the test session.
+    Generated adapters are run as ``python3 adapter.py`` thousands of times (the real RLViz does
+    the same); they still run under the plain interpreter, never the venv with mapc in it."""
+    import shutil
+    import tempfile
+
+    found = shutil.which("python3")
+    if found is None:
+        return
+    with open(found, "rb") as fh:
+        if fh.read(2) != b"#!":
+            return
+    base = getattr(sys, "_base_executable", sys.executable)
+    folder = tempfile.mkdtemp(prefix="mapc-tests-python3-")
+    os.symlink(base, os.path.join(folder, "python3"))
+    os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(config, items):
