@@ -124,7 +124,7 @@ def _git(args: list[str], cwd: Path, limit: int) -> tuple[int, bytes, str]:
         raise SinceError("git is not installed")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    with subprocess.Popen([git, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    with subprocess.Popen([git, "--literal-pathspecs", *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env) as proc:
         try:
             out = proc.stdout.read(limit + 1)

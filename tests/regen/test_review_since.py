@@ -167,6 +167,35 @@ def test_without_git_or_outside_a_repository(repo: Path, tmp_path: Path, monkeyp
         since(repo / "rename-a-field" / "out", "HEAD~1")
 
 
+def test_a_hostile_git_revision_reads_nothing_outside(repo: Path, tmp_path: Path):
+    """At REF the output's adapter.py is a symlink to a secret and the lock lists files outside
+    it: neither is read (git's symlink is a blob holding the target's name, never followed)."""
+    from mapc.review_since import format_since
+
+    work = tmp_path / "r"
+    shutil.copytree(repo / "rename-a-field" / "out", work / "out")
+    (work / "secret.txt").write_text("mapc-since-secret-71c2")
+    good = (work / "out" / "adapter.py").read_bytes()
+    lock_file = work / "out" / provenance.LOCK_NAME
+    good_lock = lock_file.read_text()
+    lock = json.loads(good_lock)
+    lock["files"].update({"../secret.txt": "0" * 64, "/etc/passwd": "0" * 64})
+    lock_file.write_text(json.dumps(lock))
+    (work / "out" / "adapter.py").unlink()
+    (work / "out" / "adapter.py").symlink_to("../secret.txt")
+    _git(work, "init", "-q", ".")
+    _git(work, "add", "-A")
+    _git(work, "commit", "-qm", "hostile")
+    (work / "out" / "adapter.py").unlink()
+    (work / "out" / "adapter.py").write_bytes(good)
+    lock_file.write_text(good_lock)
+    (rep,) = since(work / "out", "HEAD")
+    text = format_since(rep)
+    assert "mapc-since-secret-71c2" not in text and "root:x:0" not in text
+    assert "adapter.py is a symbolic link or not a regular file at HEAD: not read" in text
+    assert {f["path"] for f in rep.files} == set(json.loads(good_lock)["files"])
+
+
 # -- the runtime line of plain `mapc review` ------------------------------------------------------
 def _copy_out(repo: Path, tmp_path: Path) -> Path:
     shutil.copytree(repo / "add-a-rule", tmp_path / "w")
