@@ -41,7 +41,8 @@ class IdTable:
     __slots__ = ("_slots", "_mask", "_count", "_width", "_key", "_found")
 
     def __init__(self, extra=0):
-        self._width = 2 + extra  # words a slot: (hash, crc << 32 | value, extra...), hash 0 when free
+        # words a slot: hash (0 when free), crc << 32 | value, then the extra words
+        self._width = 2 + extra
         self._mask = 7  # slots - 1
         self._slots = array("Q", bytes(8 * self._width * 8))
         self._count = 0
@@ -228,7 +229,7 @@ class MapState:
         self.warnings = 0
         self.messages = []
         self.levels = IdTable()  # run/case/group id -> hash of its kind and parent (level_owner)
-        self.trails = TrajectoryTrail()  # trajectory id -> the same hash, events so far, last event
+        self.trails = TrajectoryTrail()  # trajectory id -> that hash, events so far, last event
         self.seq = self.trails.seq  # trajectory id -> events so far
         self.last = self.trails.last  # trajectory id -> id of its last event
         self.native_ids = IdTable()  # native event ids used (value 1)
@@ -261,9 +262,9 @@ class MapState:
         """
         rid = rec["id"]
         owner = level_owner(kind, parent_id)
-        mine, other = (
-            (self.trails.table, self.levels) if kind == "trajectory" else (self.levels, self.trails.table)
-        )
+        mine, other = self.levels, self.trails.table
+        if kind == "trajectory":
+            mine, other = other, mine
         seen = mine.claim(rid, owner) if rid not in other else -1
         if seen is None:
             return True
