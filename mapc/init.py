@@ -133,8 +133,12 @@ def write_spec(text: str, out: Path, *, force: bool = False) -> None:
     if out.exists() and not force:
         raise InitError(f"{out} already exists; choose another name or pass --force to overwrite it")
     out.parent.mkdir(parents=True, exist_ok=True)
+    from mapc import safeio
+
+    mode = safeio.new_file_mode(out)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
+        os.fchmod(fd, mode)  # a file the user edits and commits, not mkstemp's private 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, out)
@@ -469,6 +473,13 @@ class _Drafter:
             if outer:
                 traj_loop = outer[-1]
                 case_loops = outer[:-1]
+        line_sigs: list[str] = []  # jsonl, each line an event: signals on the lines that carry them
+        if prof.container == "jsonl" and not hops and with_signals:
+            found = self.signals("", None)
+            if found and all(_always_present(prof, "", rel) for rel in found):
+                traj_loop, event_loops = "@", []  # every line has its outcome: a line is a rollout
+            else:
+                line_sigs = found  # the trajectory sees no line: a reward rule maps them
         # profile path of the trajectory element: "" (the document or line), else
         # the array just outside the event array ("samples[]" for samples[].events[])
         traj_base = ""
@@ -493,7 +504,7 @@ class _Drafter:
             else:
                 lines += ["  case:", "    each:    # TODO: one case per innermost element?"]
                 lines += [f"      - {{each: {q(h)}}}" for h in case_loops]
-        sigs = self.signals(traj_base, events_path) if with_signals else []
+        sigs = self.signals(traj_base, events_path) if with_signals and not line_sigs else []
         if traj_loop or sigs or rollouts:
             lines.append("  trajectory:")
             if traj_loop:
@@ -519,7 +530,7 @@ class _Drafter:
             lines += [f"      - {{each: {q(h)}, as: level{i}}}" for i, h in enumerate(event_loops)]
         if events_path:
             lines.append("    parent: previous    # TODO: or the field that names each event's parent")
-        lines += self.event_rules(elem_paths, simple)
+        lines += self._with_outcome_rule(self.event_rules(elem_paths, simple), line_sigs)
         lines += [
             "",
             "# TODO: evaluators score one mapped trajectory (RELAI, cap-evolve), e.g.",
@@ -533,6 +544,20 @@ class _Drafter:
             "",
         ]
         return "\n".join(lines)
+
+    def _with_outcome_rule(self, rules: list[str], sigs: list[str]) -> list[str]:
+        """``rules`` led by a reward rule for the lines that carry the signal fields ``sigs``."""
+        if not sigs or rules[:1] != ["    rules:"]:
+            return rules
+        exprs = {rel.replace('"', ""): self._field_expr(rel) for rel in sigs}
+        first = next(iter(exprs.values()))
+        body = ", ".join(f"{k if re.match(r'^[A-Za-z_][A-Za-z0-9_]*$', k) else q(k)}: {q(e)}"
+                         for k, e in exprs.items())
+        when = f"type({first}) != 'null'"
+        rule = [f"      - when: {q(when)}    # TODO: the lines that carry the outcome",
+                "        kind: reward",
+                f"        signals: {{{body}}}"]
+        return rules[:1] + rule + rules[1:]  # after `    rules:` (a jsonl line's rules always have it)
 
     # -- checking the draft on the sample -------------------------------------------------
     def _self_check(self, text: str) -> tuple[str, bool, bool]:

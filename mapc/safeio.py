@@ -207,3 +207,17 @@ def outside_hint(folder: str | os.PathLike) -> str:
     """The fix for an input outside its roots."""
     return (f"keep the spec's files inside its folder ({folder}), or let this build read another folder "
             f"with `--allow-read DIR` (or {ALLOW_READ_ENV}=DIR)")
+
+
+def new_file_mode(path: str | os.PathLike) -> int:
+    """The mode a file the user keeps gets when written atomically: its present mode, else
+    what the umask gives a new file (mkstemp's private 0600 would hide it from the team)."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            return st.st_mode & 0o777
+    except OSError:
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask

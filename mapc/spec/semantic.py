@@ -565,19 +565,34 @@ class Builder:
         for lv in levels:
             if lv.name != name:
                 continue
-            values = [lv.id] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets]
-            for e in [x for v in values if v is not None for x in iter_exprs(v)]:
-                relative = [p for p in e.compiled.field_paths if not p.startswith("$")]
-                if relative:
-                    word = relative[0]
-                    bare = e.text.strip() == word and word.isidentifier()  # `status: completed`
-                    hint = (f"did you mean the text '{word}'? write \"'{word}'\"; to read a field of each "
-                            "line, move this key to the level with `each: \"@\"`" if bare else
-                            "use $source (e.g. $source.name) or move this field to the level "
-                            "with `each: \"@\"`")
-                    self.error("jsonl_above_lines", e.path,
-                               f"reads `{word}`, but on a {container} source records.{name} is above the "
-                               "lines, so there is no current line here", hint=hint)
+            values = [lv.id] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets] + [lv.final_output]
+            attached = []  # a trajectory's signal or artifact read from a line would be dropped silently
+            for sig in lv.signals:
+                attached += [sig.name, sig.value, sig.unit, sig.metadata, sig.when, sig.event_id]
+                attached += [loop.each for loop in sig.loops]
+            for art in lv.artifacts:
+                attached += [v for _, v in art.fields] + [art.when, art.event_id] + [lp.each for lp in art.loops]
+            for value, on_line in [(v, False) for v in values] + [(v, True) for v in attached]:
+                for e in iter_exprs(value) if value is not None else []:
+                    self._no_line_field(e, name, container, on_line)
+
+    def _no_line_field(self, e: ir.Expr, name: str, container: str, attached: bool) -> None:
+        relative = [p for p in e.compiled.field_paths if not p.startswith("$")]
+        if not relative:
+            return
+        word = relative[0]
+        bare = e.text.strip() == word and word.isidentifier()  # `status: completed`
+        if attached:
+            hint = ("declare it on the event rule for the lines that carry it (`signals:` or "
+                    "`artifacts:` of a rule with `when:`), or use $source (e.g. $source.name)")
+        elif bare:
+            hint = (f"did you mean the text '{word}'? write \"'{word}'\"; to read a field of each "
+                    "line, move this key to the level with `each: \"@\"`")
+        else:
+            hint = "use $source (e.g. $source.name) or move this field to the level with `each: \"@\"`"
+        self.error("jsonl_above_lines", e.path,
+                   f"reads `{word}`, but on a {container} source records.{name} is above the "
+                   "lines, so there is no current line here", hint=hint)
 
     @staticmethod
     def _template_problem(text: str, allowed) -> str | None:

@@ -17,6 +17,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from mapc import safeio
+
 MAX_EXPECTED_BYTES = 256 * 1024 * 1024
 
 
@@ -112,7 +114,7 @@ def write_expected(path: Path, data: bytes, folder: Path) -> bool:
     if path.is_file() and path.read_bytes() == data:
         return False
     parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.is_file() else 0o666 & ~_umask()
+    mode = safeio.new_file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     try:
         os.fchmod(fd, mode)  # a file the user reads and commits, not mkstemp's private 0600
@@ -126,9 +128,3 @@ def write_expected(path: Path, data: bytes, folder: Path) -> bool:
             os.unlink(tmp)
         raise
     return True
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -146,6 +146,10 @@ def test_init_cli_writes_then_refuses_to_overwrite(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json.expected.ndjson",
                                                           "spec.yaml"], "no temporary files left behind"
     assert os.listdir(tmp_path / ".mapc") == ["spec.schema.json"], "the schema the spec's modeline names"
+    mask = os.umask(0)
+    os.umask(mask)
+    for written in (out, tmp_path / ".mapc" / "spec.schema.json"):  # files to edit and commit: not 0600
+        assert written.stat().st_mode & 0o777 == 0o666 & ~mask, written
 
 
 def test_init_cli_prints_the_spec_without_o(tmp_path):
@@ -216,3 +220,35 @@ def test_init_says_when_sample_lines_are_not_json(tmp_path):
     draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
     assert "invalid_lines: skip" in draft.text
     assert any("1 line(s) of mixed.jsonl are not JSON" in note for note in draft.notes)
+
+
+def _signals(draft_text: str, folder: Path, sample: Path) -> list[tuple[str, object]]:
+    import mapc
+
+    (folder / "spec.yaml").write_text(draft_text)
+    result = mapc.run(mapc.load_spec(folder / "spec.yaml"), sample)
+    assert result.ok, result.error
+    return [(r["trajectory_id"], r["value"]) for r in result.records if r["record_type"] == "signal"]
+
+
+def test_init_maps_the_reward_of_a_final_jsonl_line(tmp_path):
+    """Chat turns, one a line, then a reward line: the trajectory sees no line, so the draft maps
+    the reward with a rule of its own (a trajectory signal there mapped nothing, silently)."""
+    turns = [{"episode_id": "e", "role": "user", "content": "hi"},
+             {"episode_id": "e", "role": "assistant", "content": "hello"},
+             {"episode_id": "e", "type": "reward", "reward": 0.8}]
+    sample = tmp_path / "episode.jsonl"
+    sample.write_text("".join(json.dumps(t) + "\n" for t in turns))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert not [n for n in draft.notes if n.startswith("simplified")], draft.notes
+    assert "  trajectory:" not in draft.text and "kind: reward" in draft.text
+    assert _signals(draft.text, tmp_path, sample) == [("traj@episode.jsonl", 0.8)]
+
+
+def test_init_takes_jsonl_lines_that_all_carry_a_reward_for_rollouts(tmp_path):
+    rows = [{"prompt": "2+2", "completion": "4", "reward": 1.0}, {"prompt": "3+3", "completion": "7", "reward": 0.0}]
+    sample = tmp_path / "rollouts.jsonl"
+    sample.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert "  case:\n    each: \"@\"" in draft.text, draft.text
+    assert [value for _, value in _signals(draft.text, tmp_path, sample)] == [1.0, 0.0]
