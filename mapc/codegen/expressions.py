@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from mapc.codegen.pysrc import comment_text, identifier, literal
@@ -20,17 +21,21 @@ class ExprTable:
         self.functions: dict[str, ir.Expr] = {}
         #: variables the generated code has already proven to hold a dict
         self.known_dicts: set[str] = set()
+        #: variable -> the name of its object (itself if a dict, else ``{}``), set once per element
+        self.aliases: dict[str, str] = {}
 
     def assume_dicts(self, src: str) -> str:
         """Drop ``isinstance(v, dict)`` guards on field reads of variables known to be dicts.
 
         ``v.get("k") if isinstance(v, dict) else None`` is exactly ``v.get("k")`` when
-        ``v`` is a dict, so this changes speed, never results.
+        ``v`` is a dict, and ``o.get("k")`` when ``o = v if isinstance(v, dict) else {}``
+        (an alias), so this changes speed, never results.
         """
-        for var in self.known_dicts:
+        for var in set(self.aliases) | self.known_dicts:
+            target = var if var in self.known_dicts else self.aliases[var]
             src = re.sub(
                 rf'\b{re.escape(var)}\.get\(("(?:[^"\\]|\\.)*")\) if isinstance\({re.escape(var)}, dict\) else None',
-                rf"{var}.get(\1)",
+                rf"{target}.get(\1)",
                 src,
             )
         return src
@@ -42,24 +47,33 @@ class ExprTable:
             return self.assume_dicts(inline)
         # one function per spec place, so a failure names the place that failed
         key = (e.text, e.path)
-        name = self._names.get(key)
-        if name is None:
-            base = "x_" + identifier(*e.path)
-            name = base
-            n = 2
-            while name in self._used:
-                name = f"{base}_{n}"
-                n += 1
-            self._used.add(name)
-            self._names[key] = name
-            self.functions[name] = e
-            where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
-            where = comment_text(where)
-            header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"
-            body = e.compiled.function_source(name).rstrip().splitlines()
-            body = [part for line in body for part in wrap_line(line)]
-            self._sources.append(header + "\n".join(body) + "\n")
+        name = self._names.get(key) or self._define(e, key)
         return f"{name}({data}, {scope})"
+
+    def _define(self, e: ir.Expr, key: tuple) -> str:
+        base = "x_" + identifier(*e.path)
+        name = base
+        n = 2
+        while name in self._used:
+            name = f"{base}_{n}"
+            n += 1
+        self._used.add(name)
+        self._names[key] = name
+        self.functions[name] = e
+        where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
+        where = comment_text(where)
+        header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"
+        body = e.compiled.function_source(name).rstrip().splitlines()
+        body = [part for line in body for part in wrap_line(line)]
+        self._sources.append(header + "\n".join(body) + "\n")
+        return name
+
+    def function(self, e: ir.Expr) -> str:
+        """The name of a compiled function for ``e``, ``(data, scope)`` (never inlined)."""
+        key = (e.text, e.path)
+        if key not in self._names:
+            self._define(e, key)
+        return self._names[key]
 
     def value(self, v: ir.Value | None, data: str, scope: str) -> str:
         """Python expression for a value template."""
@@ -77,11 +91,18 @@ class ExprTable:
             if v.keep:  # `!keep_nulls` on some members: they stay when null
                 triples = ", ".join(f"({literal(k)}, {self.value(x, data, scope)}, {k in v.keep})" for k, x in v.items)
                 return f"{{k: v for k, v, keep in ({triples},) if keep or v is not None}}"
-            pairs = ", ".join(f"({literal(k)}, {self.value(x, data, scope)})" for k, x in v.items)
-            return f"compact_object(({pairs},))"
+            if all(k.isidentifier() and not keyword.iskeyword(k) for k, _ in v.items):
+                return f"compact({', '.join(f'{k}={self.value(x, data, scope)}' for k, x in v.items)})"
+            members = ", ".join(f"{literal(k)}: {self.value(x, data, scope)}" for k, x in v.items)
+            return f"compact({{{members}}})"
         if isinstance(v, ir.ArrayTemplate):
             return "[" + ", ".join(self.value(x, data, scope) for x in v.items) + "]"
         raise TypeError(v)
 
+    def take(self) -> str:
+        """The functions defined since the last ``take``: they go right above their first use."""
+        sources, self._sources = self._sources, []
+        return "\n\n\n".join(s.strip("\n") for s in sources) + "\n" if sources else ""
+
     def source(self) -> str:
-        return "\n\n\n".join(self._sources)
+        return "\n\n\n".join(s.strip("\n") for s in self._sources) + "\n" if self._sources else ""

@@ -100,6 +100,9 @@ class MappingGenerator:
         self.functions: list[str] = []
         #: level function -> its loops as (index variable, JSON path step), for diagnostics
         self.loops: dict[str, list[tuple[str, str]]] = {}
+        #: levels whose `cur` the level above proved to be an object (its required-field test)
+        self._dict_cur: set[str] = set()
+        self._matched: tuple | None = None  # the field the current rule's condition tested
 
     # -- analysis ------------------------------------------------------------
     def _templates(self):
@@ -154,25 +157,57 @@ class MappingGenerator:
 
     # -- entry ----------------------------------------------------------------
     def generate(self) -> str:
+        """``map_source`` and the level functions in spec order, each after the compiled
+        expressions it is the first to use."""
         self._map_source()
         for lv in self.spec.levels:
-            self._level(lv)
+            if lv.declared:
+                self._level(lv)
         self._events()
-        return "\n\n\n".join(self.functions)
+        return "\n\n\n".join(f.strip("\n") for f in self.functions if f.strip()) + "\n"
+
+    def _spec_line(self, path: tuple) -> str:
+        """`` (line N)`` for a spec path, when the spec says where it is."""
+        mark = self.spec.locate(tuple(path), key=True) if self.spec.locate else None
+        return f" (line {mark.line})" if mark is not None and mark.line else ""
+
+    def _next_level(self, w: Writer, after: str, el: str, scope: str, parent: str, loc: str) -> None:
+        """Call the level below ``after``: the records of levels the spec leaves out come from
+        ``default_record`` in line, then the first declared level (or the events) is called."""
+        names = [lv.name for lv in self.spec.levels] + ["events"]
+        left_out = []
+        for below in names[names.index(after) + 1 if after else 0:]:
+            if below == "events" or self.spec.level(below).declared:
+                break
+            left_out.append(below)
+        if len(left_out) == 1:
+            w.comment(f"records.{left_out[0]}: not in the spec, the default")
+            w.line(f"rec = default_record(st, {literal(left_out[0])}, {parent}, {loc}, {scope})")
+            parent = "rec"
+        elif left_out:
+            w.comment(f"records.{', '.join(left_out)}: not in the spec, the defaults")
+            kinds = literal(tuple(left_out))
+            args = f", {parent}, {loc}" if parent != "None" or loc != '""' else ""
+            w.line(f"rec = default_records(st, {scope}, {kinds}{args})")
+            parent = "rec"
+        if el in self.x.known_dicts:
+            self._dict_cur.add(below)
+        w.line(f"level_{below}(st, emit, {el}, {scope}, {parent}, {loc}, srcloc)")
 
     def _map_source(self) -> None:
         w = Writer()
         w.line("def map_source(src, st, emit):")
         with w.indent():
             w.line('"""Map one source trace to canonical records, passing each to ``emit``."""')
-            w.line("st.src = src")
+            w.line("st.src, st.emit = src, emit")
             siblings = ", ".join(
                 f"{literal(name)}: src.sibling(st, {literal(cands)})" for name, cands in self.spec.source.siblings
             )
             w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
+            w.line('srcloc = {"path": src.rel}')
             if self.jsonl:
                 w.comment(f"{self.spec.source.container}: lines are read one at a time at the level with `each: \"@\"`")
-                w.line("doc = None")
+                doc = "None"
             else:
                 if self.stream is None:
                     w.line("doc = src.document(st)")
@@ -186,8 +221,12 @@ class MappingGenerator:
                 with w.indent():
                     w.line(f'raise MappingError(f"missing required field {{missing}} (not a " + FORMAT + " document" + {self._required_at()})')
                 w.line('scope["root"] = doc')
-            w.line('level_run(st, emit, doc, scope, None, "", {"path": src.rel})')
-        self.functions.append(w.text())
+                doc = "doc"
+                if any(self.spec.source.probe.require):
+                    self.x.known_dicts.add("doc")  # the required fields are there: an object
+            self._next_level(w, "", doc, "scope", "None", '""')
+            self.x.known_dicts.clear()
+        self.functions += [self.x.take(), w.text()]
 
     def _test(self, e: ir.Expr, el: str) -> str:
         """A Python condition for a spec condition: JMESPath truthiness of ``e``.
@@ -276,6 +315,20 @@ class MappingGenerator:
             depth += 1
         return el, loc, depth
 
+    def _alias(self, w: Writer, name: str, el: str) -> None:
+        """``obj = el if isinstance(el, dict) else {}`` once, when the level reads two or more
+        fields of its element: each read is then ``obj.get(...)``, one test instead of many."""
+        if el in self.x.known_dicts:
+            return
+        pattern = f"{el}.get("
+        reads = sum((e.compiled.inline_source(el, "s") or "").count(pattern) for e in self._exprs({name}))
+        if name == "events" and self._tested_field(self.spec.events.rules) is not None:
+            reads += 1
+        if reads >= 2:
+            alias = "obj" + el[2:] if el.startswith("el") else "obj"
+            w.line(f"{alias} = {el} if isinstance({el}, dict) else {{}}")
+            self.x.aliases[el] = alias
+
     def _scope_body(self, w: Writer, scope: ir.Scope, name: str, el: str, looped: bool) -> None:
         if scope.where is not None:
             w.comment(f"{_where(scope.where.path)}: {scope.where.text}")
@@ -295,12 +348,14 @@ class MappingGenerator:
         w.line(f"def level_{name}(st, emit, cur, scope, parent, loc, srcloc):")
         w.level += 1
         self.x.known_dicts.clear()
+        self.x.aliases.clear()
+        if name in self._dict_cur:
+            self.x.known_dicts.add("cur")  # the level above proved it an object
         what = f"{name} per element of `{_short(lv.scope.loops[0].each.text)}`" if lv.scope.loops else f"one {name}"
-        if not lv.declared:
-            what += " (not in the spec: defaults)"
-        w.docstring(f"records.{name}: {docstring_text(what)}.")
+        w.docstring(f"records.{name}{self._spec_line(lv.path)}: {docstring_text(what)}.")
         w.line("s = dict(scope)")
         el, loc, depth = self._open_loops(w, lv.scope, name, "cur")
+        self._alias(w, name, el)
         self._scope_body(w, lv.scope, name, el, looped=depth > 0)
         where = f"records.{name}"
         if lv.id is not None:
@@ -320,7 +375,8 @@ class MappingGenerator:
         rec_id = f"{native} or ({default})" if native else default
         parent_ref = f', "{_PARENT_KEY[name]}": parent["id"]' if name in _PARENT_KEY else ""
         w.line(f'rec = {{"record_type": "{name}", "id": {rec_id}{parent_ref}}}')
-        w.line(f"s[{literal(name)}] = rec")
+        if name in self.used_vars:
+            w.line(f"s[{literal(name)}] = rec")
         fields = dict(lv.fields)
         order = {
             "run": ("name", "started_at", "metadata"),
@@ -341,7 +397,7 @@ class MappingGenerator:
             elif key == "name" or key == "termination":
                 self._put(w, "rec", key, f"coerce_text(st, {src}, {fwhere})")
             elif key == "metadata":
-                self._put(w, "rec", key, f"coerce_object(st, {src}, {fwhere})")
+                self._put(w, "rec", key, self._object(fields[key], src, fwhere))
             elif key == "status":
                 self._put(w, "rec", key, f"coerce_status(st, {src}, {fwhere})")
             elif key == "branch_id":
@@ -365,11 +421,19 @@ class MappingGenerator:
                 w.line("if st.sem is not None:")
                 with w.indent():
                     w.line(f'st.final_outputs[rec["id"]] = {self.x.value(lv.final_output, el, "s")}')
-            w.line(f"level_events(st, emit, {el}, s, rec, {loc}, {'srcloc'})")
-            self._children(w, lv.signals, lv.artifacts, owner='rec["id"]', event=None, el=el, tid='rec["id"]')
+            if el in self.x.known_dicts:
+                self._dict_cur.add("events")
+            w.line(f"level_events(st, emit, {el}, s, rec, {loc}, srcloc)")
+            self._children(w, lv.signals, lv.artifacts, rec="rec", event=False, el=el,
+                           where=f"records.{name}.signals")
         else:
-            w.line(f"level_{_NEXT[name]}(st, emit, {el}, s, rec, {loc}, srcloc)")
-        self.functions.append(w.text())
+            self._next_level(w, name, el, "s", "rec", loc)
+        self.functions += [self.x.take(), w.text()]
+
+    @staticmethod
+    def _object(v: ir.Value, src: str, where: str) -> str:
+        """An object field: ``coerce_object``, unless an object template made it (always one)."""
+        return src if isinstance(v, ir.ObjectTemplate) else f"coerce_object(st, {src}, {where})"
 
     @staticmethod
     def _time(v: ir.Value, src: str, where: str) -> str:
@@ -380,28 +444,66 @@ class MappingGenerator:
 
     @staticmethod
     def _put(w: Writer, rec: str, key: str, src: str) -> None:
-        w.line(f"v = {src}")
-        w.line("if v is not None:")
-        with w.indent():
-            w.line(f"{rec}[{literal(key)}] = v")
+        """An optional field: set unless its value is null (the runtime's ``put``); an object
+        template's value (``compact(...)``) is never null."""
+        if src.startswith("compact(") and src.endswith(")"):
+            w.line(f"{rec}[{literal(key)}] = {src}")
+        else:
+            w.line(f"put({rec}, {literal(key)}, {src})")
 
     # -- signals & artifacts --------------------------------------------------------
-    def _children(self, w: Writer, signals, artifacts, *, owner: str, event: str | None, el: str, tid: str) -> None:
+    def _children(self, w: Writer, signals, artifacts, *, rec: str, event: bool, el: str, where: str) -> None:
+        """The signals and artifacts of a trajectory or event record (the variable ``rec``)."""
         # An event's signals with distinct literal names get ``<event id>:<name>`` directly:
         # unique by construction, so no bookkeeping per signal. Anything dynamic (or a
         # trajectory, which may repeat) goes through st.child_id().
         names = [_constant_text(sig.name) for sig in signals]
         direct = (
-            event is not None
+            event
             and all(n is not None for n in names)
             and not any(sig.loops for sig in signals)
             and len(set(names)) == len(names)
             and not (artifacts and "artifact" in names)
         )
+        owner = f'{rec}["id"]'
+        tid = "tid" if event else owner
+        if signals:
+            lines = sorted({s.value.line for s in signals if isinstance(s.value, ir.Expr) and s.value.line})
+            w.comment(where + (f" (line {lines[0]})" if lines else ""))
         for sig in signals:
-            self._signal(w, sig, owner=owner, event=event, el=el, tid=tid, direct=direct)
+            usual = sig.metadata is None and getattr(sig, "event_id", None) is None
+            if usual and (sig.unit is None or _constant_text(sig.unit) is not None):
+                start = w.level
+                sel, _ = self._child_loops(w, sig.loops, el)
+                if sig.when is not None:
+                    w.line(f"if {self._test(sig.when, sel)}:")
+                    w.level += 1
+                self._signal_call(w, sig, rec=rec, el=sel, direct=direct)
+                w.level = start
+            else:
+                self._signal(w, sig, owner=owner, event=owner if event else None, el=el, tid=tid,
+                             direct=direct)
         for art in artifacts:
-            self._artifact(w, art, owner=owner, event=event, el=el, tid=tid)
+            self._artifact(w, art, owner=owner, event=owner if event else None, el=el, tid=tid)
+
+    def _signal_call(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool) -> None:
+        """A signal of the usual shape: one call of the runtime's ``signal`` (``event_signal``
+        for an event's signals with distinct literal names)."""
+        where = _where(sig.path)
+        text = _constant_text(sig.name)
+        if text is not None:
+            name = literal(text)
+        else:
+            name = f"coerce_nonempty_text(st, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})"
+        unit = _constant_text(sig.unit)
+        extra = f", {literal(unit)}" if unit is not None else ""
+        helper = "event_signal" if direct else "signal"
+        value = self.x.value(sig.value, el, "s")
+        head, tail = f"{helper}(st, {rec}, {name}, ", f", {literal(where)}{extra})"
+        if len(head + value + tail) + 4 * w.level > 99 and text is not None:
+            w.line(f"v = {value}")  # a long value on a line of its own keeps the call on one line
+            value = "v"
+        w.line(head + value + tail)
 
     def _child_loops(self, w: Writer, loops, as_el: str) -> tuple[str, int]:
         el = as_el
@@ -454,7 +556,7 @@ class MappingGenerator:
             elif sig.unit is not None:
                 self._put(w, "sig", "unit", f"coerce_nonempty_text(st, {self.x.value(sig.unit, el, 's')}, {literal(where + '.unit')})")
             if sig.metadata is not None:
-                self._put(w, "sig", "metadata", f"coerce_object(st, {self.x.value(sig.metadata, el, 's')}, {literal(where + '.metadata')})")
+                self._put(w, "sig", "metadata", self._object(sig.metadata, self.x.value(sig.metadata, el, 's'), literal(where + '.metadata')))
             w.line("emit(sig)")
         w.level = start
 
@@ -503,7 +605,7 @@ class MappingGenerator:
             if "sha256" in f:
                 self._put(w, "art", "sha256", f"coerce_sha256(st, {self.x.value(f['sha256'], el, 's')}, {literal(where + '.sha256')})")
             if "metadata" in f:
-                self._put(w, "art", "metadata", f"coerce_object(st, {self.x.value(f['metadata'], el, 's')}, {literal(where + '.metadata')})")
+                self._put(w, "art", "metadata", self._object(f["metadata"], self.x.value(f["metadata"], el, "s"), literal(where + ".metadata")))
             w.line("emit(art)")
         w.level = start
 
@@ -514,31 +616,36 @@ class MappingGenerator:
         w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
         w.level += 1
         self.x.known_dicts.clear()
+        self.x.aliases.clear()
+        if "events" in self._dict_cur:
+            self.x.known_dicts.add("cur")  # the level above proved it an object
         what = f"one event per element of `{_short(ev.scope.loops[0].each.text)}`" if ev.scope.loops else "one event"
         w.docstring(f"records.events: {docstring_text(what)}, mapped by the first matching rule.")
         w.line('tid = traj["id"]')
-        w.comment("this trajectory's sequence (and previous event) so far; stored back at the end")
-        w.line("seq = st.seq.get(tid, 0)")
         if self.tracks_last:
-            w.line("prev = st.last.get(tid)")
+            w.line("seq, prev = st.seq.get(tid, 0), st.last.get(tid)  # this trajectory's so far")
+        else:
+            w.line("seq = st.seq.get(tid, 0)  # this trajectory's so far")
         w.line("s = dict(scope)")
         body_level = w.level
         el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")
+        self._alias(w, "events", el)
         self._scope_body(w, ev.scope, "events", el, looped=depth > 0)
         tested = self._tested_field(ev.rules)
         if tested is not None:
-            w.comment(f"the rules compare field {'.'.join(tested)} with texts: read it once")
             path = ".".join(json.dumps(k) for k in tested)
             w.line(f"tested = {self.x.assume_dicts(compile_expression(path).inline_source(el, 's'))}")
         first = True
         for rule in ev.rules:
             where = _where(rule.path)
+            self._matched = None
             if rule.when is not None:
                 kw = "if" if first else "elif"
                 w.comment(f"{where} (line {rule.when.line}): when {rule.when.text}")
                 test = rule.when.compiled.string_test
                 if tested is not None and test is not None and test[0] == tested:
                     w.line(f"{kw} tested == {literal(test[1])}:")
+                    self._matched = tested  # the element is an object, and `tested` holds that field
                 else:
                     w.line(f"{kw} {self._test(rule.when, el)}:")
             elif first:
@@ -547,6 +654,9 @@ class MappingGenerator:
             else:
                 w.comment(f"{where}: every other element")
                 w.line("else:")
+            known = set(self.x.known_dicts)
+            if self._matched is not None:
+                self.x.known_dicts.add(el)
             with w.indent():
                 if rule.skip:
                     w.line("pass  # skip: true")
@@ -554,16 +664,19 @@ class MappingGenerator:
                     for k, tmpl in enumerate(rule.emits):
                         suffix = f".{k}" if len(rule.emits) > 1 else ""
                         self._event(w, tmpl, el, loc, suffix, looped=depth > 0)
+            self.x.known_dicts.intersection_update(known)
+            self._matched = None
             first = False
             if rule.when is None:
                 break
         if depth == 0 and first:
             w.line("pass")
         w.level = body_level
-        w.line("st.seq[tid] = seq")
         if self.tracks_last:
-            w.line("st.last[tid] = prev")
-        self.functions.append(w.text())
+            w.line("st.seq[tid], st.last[tid] = seq, prev")
+        else:
+            w.line("st.seq[tid] = seq")
+        self.functions += [self.x.take(), w.text()]
 
     @staticmethod
     def _tested_field(rules) -> tuple | None:
@@ -587,32 +700,26 @@ class MappingGenerator:
         location = loc if looped else f"loc_text({loc})"  # inside a loop the location is never empty
         default_id = f'"evt@" + {location}' + (f" + {literal(suffix)}" if suffix else "")
         if t.id is not None:
-            w.line(f"eid = coerce_id(st, {self.x.value(t.id, el, 's')}, {literal(where + '.id')})")
-            w.line("if eid is None:")
-            with w.indent():
-                w.line(f"eid = {default_id}")
-            w.line("else:")
-            with w.indent():
-                w.line(f"eid = st.native_event_id(eid, {literal(where + '.id')})")
+            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(where + '.id')})")
             idsrc = "eid"
         else:
             idsrc = default_id
-        w.line(
-            f'ev = {{"record_type": "event", "id": {idsrc}, "trajectory_id": tid, '
-            f'"sequence": seq, "kind": {literal(t.kind)}}}'
-        )
-        w.line("seq += 1")
+        timestamp = "None"
         if t.timestamp is not None:
             src = self.x.value(t.timestamp, el, "s")
-            self._put(w, "ev", "timestamp", self._time(t.timestamp, src, literal(where + ".timestamp")))
+            timestamp = self._time(t.timestamp, src, literal(where + ".timestamp"))
+            if timestamp != src or len(timestamp) > 20:
+                w.line(f"ts = {timestamp}")
+                timestamp = "ts"
         parent = t.parent if t.parent is not None else self.spec.events.parent
+        parent_src = "None"
         if parent == "previous":
-            w.line("if prev is not None:")
-            with w.indent():
-                w.line('ev["parent_id"] = prev')
+            parent_src = "prev"
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
-            pw = literal(where + ".parent")
-            self._put(w, "ev", "parent_id", f"st.parent_event(tid, coerce_id(st, {self.x.value(parent, el, 's')}, {pw}), {pw})")
+            w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(where + '.parent')})")
+            parent_src = "parent"
+        w.line(f"ev = event_record(tid, seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
+        w.line("seq += 1")
         can = dict(t.canonical)
         sem = dict(t.semantic)
         for key in ("branch_id",):
@@ -621,8 +728,7 @@ class MappingGenerator:
         for key in ("alignment_key", "state_hash"):
             if key in can:
                 self._put(w, "ev", key, f"coerce_nonempty_text(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
-        for key, _ in t.semantic:
-            w.line(f"f_{key} = {self.x.value(sem[key], el, 's')}")
+        self._assign(w, [(key, self._field_value(sem[key], el)) for key, _ in t.semantic])
         layout = self._layout(t.kind, sem)
         for key in ("input", "output", "data"):
             if key in can:
@@ -630,47 +736,60 @@ class MappingGenerator:
             elif isinstance(layout.get(key), str):
                 self._put(w, "ev", key, layout[key])
             elif key in layout:
-                self._put_object(w, "ev", key, layout[key])
+                members = ", ".join(f"{literal(name)}: {var}" for name, var in layout[key])
+                w.line(f"put_object(ev, {literal(key)}, {{{members}}})")
         if "context" in can:
-            self._put(w, "ev", "context", f"coerce_object(st, {self.x.value(can['context'], el, 's')}, {literal(where + '.context')})")
-        w.line('ev["source"] = srcloc')
+            self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
         raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
-        if raw:
-            w.line(f'ev["raw"] = {el}')
-        if "metadata" in can:
-            self._put(w, "ev", "metadata", f"coerce_object(st, {self.x.value(can['metadata'], el, 's')}, {literal(where + '.metadata')})")
-        w.line("emit(ev)")
-        if self.tracks_last:
-            w.line('prev = ev["id"]')
+        if raw or "metadata" in can:
+            w.line('ev["source"] = srcloc')
+            if raw:
+                w.line(f'ev["raw"] = {el}')
+            if "metadata" in can:
+                self._put(w, "ev", "metadata", self._object(can["metadata"], self.x.value(can["metadata"], el, "s"), literal(where + ".metadata")))
+            w.line("emit(ev)")
+            if self.tracks_last:
+                w.line('prev = ev["id"]')
+        else:
+            w.line(f"{'prev = ' if self.tracks_last else ''}emit_event(st, ev, srcloc)")
         if self.remembers_events:
             w.line('st.remember_event(tid, ev["id"])')
-        sem_pairs = ", ".join(f'("{k}", f_{k})' for k, _ in t.semantic)
+        fields = "".join(f", {k}={k}" for k, _ in t.semantic)
         w.line("if st.sem is not None:")
         with w.indent():
-            w.line(f'st.sem[ev["id"]] = compact_object((("kind", {literal(t.kind)}),{" " + sem_pairs if sem_pairs else ""}))')
+            w.line(f'st.sem[ev["id"]] = semantic_view({literal(t.kind)}{fields})')
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')
-            self._children(w, t.signals, t.artifacts, owner='ev["id"]', event='ev["id"]', el=el, tid="tid")
+            self._children(w, t.signals, t.artifacts, rec="ev", event=True, el=el, where=_where(t.path) + ".signals")
         w.level = start
         if t.when is not None:
             w.level -= 1
 
-    @staticmethod
-    def _put_object(w: Writer, rec: str, key: str, members) -> None:
-        """``rec[key]``: an object of the ``(name, variable)`` members that are not null; left out if none is.
+    def _field_value(self, v: ir.Value, el: str) -> str:
+        """A rule's field: ``tested`` when it is the field the rule's condition read."""
+        if self._matched is not None and isinstance(v, ir.Expr) and v.compiled.path == self._matched:
+            return "tested"
+        return self.x.value(v, el, "s")
 
-        The same object as ``compact_object(...) or None``, written as plain
-        statements: no call or comprehension per event.
-        """
-        w.line("v = {}")
-        for name, var in members:
-            w.line(f"if {var} is not None:")
-            with w.indent():
-                w.line(f"v[{literal(name)}] = {var}")
-        w.line("if v:")
-        with w.indent():
-            w.line(f"{rec}[{literal(key)}] = v")
+    @staticmethod
+    def _assign(w: Writer, pairs: list[tuple[str, str]]) -> None:
+        """``a, b = x, y``: variables assigned in order, several on a line while it stays short."""
+        width = 99 - 4 * w.level
+        group: list[tuple[str, str]] = []
+
+        def flush():
+            if group:
+                w.line(f"{', '.join(n for n, _ in group)} = {', '.join(v for _, v in group)}")
+                group.clear()
+
+        for name, value in pairs:
+            names = ", ".join(n for n, _ in group + [(name, value)])
+            values = ", ".join(v for _, v in group + [(name, value)])
+            if group and len(f"{names} = {values}") > width:
+                flush()
+            group.append((name, value))
+        flush()
 
     @staticmethod
     def _layout(kind: str, sem: dict) -> dict[str, str | tuple]:
@@ -683,7 +802,7 @@ class MappingGenerator:
             return {}
 
         def obj(pairs):
-            present = tuple((k, f"f_{field}") for k, field in pairs if field in sem)
+            present = tuple((k, field) for k, field in pairs if field in sem)
             return present or None
 
         out: dict[str, str | tuple | None] = {}
@@ -694,9 +813,9 @@ class MappingGenerator:
         elif kind == "tool":
             out["input"] = obj((("name", "tool_name"), ("arguments", "arguments"), ("id", "tool_call_id")))
             if "result" in sem:
-                out["output"] = "f_result"
+                out["output"] = "result"
             elif "content" in sem:
-                out["output"] = "f_content"
+                out["output"] = "content"
         elif kind == "observation":
             content = "result" if "result" in sem else "content"
             out["output"] = obj((("content", content), ("tool_call_id", "tool_call_id"), ("name", "tool_name"), ("role", "role")))

@@ -22,6 +22,7 @@ from mapc.codegen.expressions import ExprTable
 from mapc.codegen.mapping import MappingGenerator
 from mapc.codegen.places import places_source, spec_places
 from mapc.codegen.pysrc import Writer, literal, module_docstring
+from mapc.codegen.wrap import wrap_line
 from mapc.spec import ir
 
 
@@ -30,9 +31,8 @@ class Program:
     """The target-independent parts of a generated module."""
 
     spec: ir.Spec
-    constants: str
+    constants: tuple[Constant, ...]
     agent: str
-    expressions: str
     mapping: str
     probe: str
     evaluation: str
@@ -42,37 +42,51 @@ class Program:
     loops: dict = field(default_factory=dict, compare=False)
 
 
-def _constants(spec: ir.Spec) -> str:
+@dataclass(frozen=True)
+class Constant:
+    """Module constants from the spec under one comment: each line assigns some names, and
+    only the names the code uses are written."""
+
+    comment: str
+    lines: tuple[tuple[tuple[str, str], ...], ...]  # per line: (name, Python source of its value)
+
+    @property
+    def names(self) -> set[str]:
+        return {name for line in self.lines for name, _ in line}
+
+    def text(self, used: set[str]) -> str:
+        w = Writer()
+        for line in self.lines:
+            kept = [(n, v) for n, v in line if n in used]
+            if kept:
+                w.line(f"{', '.join(n for n, _ in kept)} = {', '.join(v for _, v in kept)}")
+        if not w.lines:
+            return ""
+        return "# " + self.comment + "\n" + w.text()
+
+
+def _spec_line(spec: ir.Spec, path: tuple) -> str:
+    mark = spec.locate(tuple(path), key=True) if spec.locate else None
+    return f" (line {mark.line})" if mark is not None and mark.line else ""
+
+
+def _constants(spec: ir.Spec) -> tuple[Constant, ...]:
     src = spec.source
-    w = Writer()
-    w.comment("name: the adapter")
-    w.line(f"SPEC_NAME = {literal(spec.name)}")
-    w.comment("version: of the adapter")
-    w.line(f"SPEC_VERSION = {literal(spec.version)}")
-    w.comment("source.format: the format id the probe reports")
-    w.line(f"FORMAT = {literal(src.format)}")
-    w.comment("source.container: one JSON document, or one JSON value per line")
-    w.line(f"CONTAINER = {literal(src.container)}")
-    w.comment("source.probe: bounded recognition (probe.bytes, probe.lines, probe.confidence, probe.require)")
-    w.line(f"PROBE_BYTES = {src.probe.bytes}")
-    w.line(f"PROBE_LINES = {src.probe.lines}")
-    w.line(f"PROBE_CONFIDENCE = {literal(src.probe.confidence)}")
-    w.line(f"REQUIRED = {literal(tuple(tuple(p) for p in src.probe.require))}")
-    w.line(f"REQUIRED_TEXT = {literal(tuple(src.probe.require_text))}")
-    w.comment("source.max_bytes: read bound of a json document")
-    w.line(f"MAX_BYTES = {src.max_bytes}")
-    w.comment("source.max_line_bytes: read bound of one jsonl line")
-    w.line(f"MAX_LINE_BYTES = {src.max_line_bytes}")
-    w.comment("source.invalid_lines: what an undecodable jsonl line does")
-    w.line(f"INVALID_LINES = {literal(src.invalid_lines)}")
+    tables = f"tables{_spec_line(spec, ('tables',))}" if spec.tables else "tables: none in the spec"
+    csv = ()
     if src.container == "csv":
-        w.comment("source.columns: csv column types by header name (others are text)")
-        w.line(f"CSV_COLUMNS = {literal(dict(src.columns))}")
-        w.comment("source.delimiter: csv field separator")
-        w.line(f"CSV_DELIMITER = {literal(src.delimiter)}")
-    w.comment("tables: lookup tables ($tables)")
-    w.line(f"TABLES = {literal(dict(spec.tables))}")
-    return w.text()
+        csv = (Constant(f"source.columns, source.delimiter{_spec_line(spec, ('source', 'columns'))}: csv cells", (
+            (("CSV_COLUMNS", literal(dict(src.columns))), ("CSV_DELIMITER", literal(src.delimiter))),
+        )),)
+    return (
+        Constant(f"source{_spec_line(spec, ('source',))}: format, probe.require, read bounds, invalid_lines", (
+            (("FORMAT", literal(src.format)), ("REQUIRED", literal(tuple(tuple(p) for p in src.probe.require)))),
+            (("MAX_BYTES", str(src.max_bytes)), ("MAX_LINE_BYTES", str(src.max_line_bytes)),
+             ("INVALID_LINES", literal(src.invalid_lines))),
+        )),
+        *csv,
+        Constant(f"{tables} ($tables)", ((("TABLES", literal(dict(spec.tables))),),)),
+    )
 
 
 def _agent_constant(spec: ir.Spec) -> str:
@@ -94,26 +108,22 @@ def _agent_constant(spec: ir.Spec) -> str:
 
 
 def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
+    """``probe``: the runtime's ``source_probe`` with the spec's settings and its ``when`` test."""
+    src = spec.source
+    p = src.probe
     w = Writer()
-    w.line("def probe(path, limit=None):")
-    with w.indent():
-        w.line('"""Answer `probe` from a bounded prefix of the source (spec: source.probe)."""')
-        w.line("limit = PROBE_BYTES if limit is None else max(1, min(limit, PROBE_BYTES))")
-        when = spec.source.probe.when
-        if when is not None:
-            w.line('scope = {"tables": TABLES}')
-            w.comment(f"source.probe.when: {when.text}")
-            w.line("def when(doc):")
-            with w.indent():
-                w.line(f"return truthy({exprs.call(when, 'doc', 'scope')})")
-            arg = "when"
-        else:
-            arg = "None"
-        csv_format = ", (CSV_COLUMNS, CSV_DELIMITER)" if spec.source.container == "csv" else ""
-        w.line(
-            f"return probe_source(path, CONTAINER, limit, PROBE_LINES, REQUIRED, {arg}, "
-            f"PROBE_CONFIDENCE, FORMAT, REQUIRED_TEXT{csv_format})"
-        )
+    when = "None"
+    if p.when is not None:
+        when = exprs.function(p.when)
+    w.comment(f"source.probe{_spec_line(spec, ('source', 'probe'))}: {p.bytes} bytes"
+              + (f", {p.lines} lines" if src.container != "json" else "")
+              + f"; fields {', '.join(p.require_text) or '(none)'}"
+              + (", the test above" if p.when is not None else "") + f"; confidence {p.confidence:g}")
+    args = [literal(src.container), str(p.bytes), str(p.lines), "REQUIRED", literal(tuple(p.require_text)), when,
+            literal(p.confidence), "FORMAT", "TABLES"]
+    if src.container == "csv":
+        args.append("(CSV_COLUMNS, CSV_DELIMITER)")
+    w.line(f"probe = source_probe({', '.join(args)})")
     return w.text()
 
 
@@ -124,20 +134,22 @@ def build_program(spec: ir.Spec) -> Program:
     # the probe gets its own expression table: targets that never probe leave it all out
     probe_exprs = ExprTable()
     probe_def = _probe(spec, probe_exprs)
-    probe = "\n\n".join(p for p in (probe_exprs.source().strip(), probe_def.strip()) if p) + "\n"
+    probe = "\n\n\n".join(p for p in (probe_exprs.source().strip(), probe_def.strip()) if p) + "\n"
     from mapc.codegen.evaluation import generate_evaluation
 
-    evaluation = generate_evaluation(spec, exprs)
+    # evaluators get their own table too: the RLViz adapter does not score
+    eval_exprs = ExprTable()
+    evaluation = generate_evaluation(spec, eval_exprs)
+    evaluation = "\n\n\n".join(p for p in (eval_exprs.source().strip(), evaluation.strip()) if p) + "\n"
     code = "\n".join((mapping, probe, evaluation))
     return Program(
         spec=spec,
         constants=_constants(spec),
         agent=_agent_constant(spec),
-        expressions=exprs.source(),
         mapping=mapping,
         probe=probe,
         evaluation=evaluation,
-        places=spec_places(spec, [exprs, probe_exprs], code),
+        places=spec_places(spec, [exprs, probe_exprs, eval_exprs], code),
         loops=generator.loops,
     )
 
@@ -171,6 +183,7 @@ def module_source(
     with_probe: bool = True,
     prelude: str = "",
     runtime_units: frozenset[str] | None = None,
+    keep: tuple[str, ...] = (),
 ) -> str:
     """The full text of a generated entry file (``adapter.py``, ``run.py``).
 
@@ -181,15 +194,18 @@ def module_source(
     leaves out the probe (hosts that never probe a source); ``prelude`` is
     placed right after the imports (e.g. a host-package import for cap-evolve);
     ``runtime_units``, the units of the target's runtime module, checks that it
-    has every one the entry imports.
+    has every one the entry imports; ``keep`` names constants to write even if no
+    code names them (callers that read them from the namespace).
     """
-    parts = [program.expressions, program.mapping] + ([program.probe] if with_probe else [])
+    parts = [program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:
         parts.append(program.evaluation)
     parts.append(entry)
     body = "\n\n".join(p.strip() + "\n" for p in parts if p.strip())
     all_units = set(runtime.unit_names())
-    used = ((_referenced(body) | _referenced(program.constants)) & all_units) | set(units)
+    named = _referenced(body) | set(keep)
+    constants = "".join(c.text(named) for c in program.constants)
+    used = ((named | _referenced(constants)) & all_units) | set(units)
     if runtime_units is not None and used - runtime_units:
         raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - runtime_units))}")
     imports = set()
@@ -207,17 +223,17 @@ def module_source(
         "\n".join(import_lines) + "\n",
         _runtime_import(sorted(used)),
         prelude.strip() + "\n" if prelude.strip() else "",
-        program.constants,
+        constants,
         program.agent if "AGENT" in _referenced(body) else "",
         _places(program, body),
     ]
     # top-level definitions are two blank lines apart, as black writes them
+    # in spec order: source (the probe), records, evaluators; then the host's entry code
     definitions = [
-        "# --- compiled expressions ---\n" + program.expressions if program.expressions.strip() else "",
-        "# --- mapping ---\n" + program.mapping,
         program.probe if with_probe else "",
-        "# --- evaluation ---\n" + program.evaluation if with_evaluation and program.evaluation.strip() else "",
-        entry.strip() + "\n",
+        program.mapping,
+        program.evaluation if with_evaluation and program.evaluation.strip() else "",
+        "\n".join(part for line in entry.strip().splitlines() for part in wrap_line(line)) + "\n",
     ]
     text = (
         "\n\n".join(s.strip("\n") for s in head if s.strip())

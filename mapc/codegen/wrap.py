@@ -2,7 +2,8 @@
 
 Generated code is read by people, so a statement longer than the line width is
 split at its final bracketed group (a call's arguments, a dict, a list or a
-tuple): one element per line with a trailing comma, recursively. A long
+tuple): its contents on one line of their own when they fit, else one element
+per line with a trailing comma, recursively. A long
 ``if``/``elif`` condition joined by ``or``/``and`` is parenthesised and split
 at those operators. The text of every element is kept as it was, and a
 wrapped statement is only used when it parses to exactly the same syntax tree
@@ -175,7 +176,13 @@ def _explode(indent: str, text: str, toks, trailing: str, width: int) -> list[st
             return None
         head = indent + text[: toks[open_at].end[1]]
         return [head] + split + [indent + text[toks[close].start[1] :] + trailing]
-    lines = [indent + text[: toks[open_at].end[1]]]
+    head = indent + text[: toks[open_at].end[1]]
+    tail = indent + text[toks[close].start[1] :] + trailing
+    body = inner + _source(text, toks, open_at + 1, close - 1)
+    if not had_comma and len(body) <= width and len(tail) <= width:
+        # black's first choice: the bracket's contents on one line of their own
+        return [head, body, tail]
+    lines = [head]
     for x, y in items:
         item = inner + _source(text, toks, x, y) + ","
         lines += _wrap(item, width, in_brackets=True) or [item]

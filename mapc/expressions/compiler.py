@@ -148,6 +148,7 @@ _ORDERING = {"lt": ("<", "_jp_lt"), "lte": ("<=", "_jp_le"), "gt": (">", "_jp_gt
 _TEMP_OR_SKIP = re.compile(
     r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\#[^\n]*|(?<!\w)(v|out|item|expr)([0-9]+)(?!\w)"""
 )
+_ASSIGNED = re.compile(r"(\w+) = ")
 
 
 def _renumber(lines: list[str]) -> list[str]:
@@ -172,6 +173,22 @@ def _renumber(lines: list[str]) -> list[str]:
     return _TEMP_OR_SKIP.sub(rename, "\n".join(lines)).split("\n") if lines else []
 
 
+def _proves_object(condition: dict) -> bool:
+    """Whether a filter condition holds only for an object: a field of ``@`` compared equal to
+    a literal that is not null (``role == 'user'``), possibly first in an ``&&``."""
+    if condition["type"] == "and_expression":
+        return _proves_object(condition["children"][0])
+    if condition["type"] != "comparator" or condition["value"] != "eq":
+        return False
+    left, right = condition["children"]
+    if left["type"] == "literal":
+        left, right = right, left
+    if right["type"] != "literal" or right["value"] is None:
+        return False
+    first = left["children"][0] if left["type"] == "subexpression" else left
+    return first["type"] == "field"
+
+
 class FunctionCompiler:
     """Compiles one checked AST into the body of ``def <name>(data, scope)``."""
 
@@ -183,6 +200,10 @@ class FunctionCompiler:
         self._depth = 0
         self._prelude: list[tuple[int, str]] = []
         self._nonnull: set[str] = set()  # names known not to be None where code goes now
+        self._dicts: set[str] = set()  # names known to hold an object where code goes now
+        #: common subexpressions: the source of a pure value -> the variable that holds it,
+        #: for the values computed on every path to where code goes now
+        self._memo: dict[str, str] = {}
 
     # -- emission ---------------------------------------------------------
     def new(self, prefix: str) -> str:
@@ -191,24 +212,45 @@ class FunctionCompiler:
         return f"{prefix}{n}"
 
     def emit(self, line: str) -> None:
+        assigned = _ASSIGNED.match(line)
+        if assigned:
+            self._forget(assigned.group(1))
         self._lines.append((self._depth, line))
+
+    def _forget(self, var: str) -> None:
+        """``var`` gets a new value: memoized values held in it or computed from it are stale."""
+        word = re.compile(rf"\b{re.escape(var)}\b")
+        self._memo = {k: v for k, v in self._memo.items() if v != var and not word.search(k)}
+
+    @contextmanager
+    def _block(self, keep: bool = False):
+        """Values memoized inside a block that may not run stay inside it (unless ``keep``:
+        the block's lines are spliced where they always run); values forgotten stay forgotten."""
+        saved = dict(self._memo)
+        try:
+            yield
+        finally:
+            if not keep:
+                self._memo = {k: v for k, v in saved.items() if self._memo.get(k) == v}
 
     @contextmanager
     def indented(self):
         self._depth += 1
         try:
-            yield
+            with self._block():
+                yield
         finally:
             self._depth -= 1
 
     @contextmanager
-    def capture(self):
+    def capture(self, keep: bool = False):
         """Collect the statements emitted inside the block instead of emitting them."""
         saved = self._lines, self._depth
         captured: list[tuple[int, str]] = []
         self._lines, self._depth = captured, 0
         try:
-            yield captured
+            with self._block(keep):
+                yield captured
         finally:
             self._lines, self._depth = saved
 
@@ -230,11 +272,16 @@ class FunctionCompiler:
         self.emit(close)
 
     def bind(self, e: Expr, prefix: str = "v") -> Expr:
-        """Evaluate ``e`` into a fresh variable (unless it already is a name)."""
+        """Evaluate ``e`` into a fresh variable (unless it already is a name); a pure value
+        already held in a variable is not computed again."""
         if e.name:
             return e
+        if e.pure and e.src in self._memo:
+            return _name(self._memo[e.src], boolean=e.boolean, nonnull=e.nonnull)
         var = self.new(prefix)
         self.emit_statement(f"{var} = ", e)
+        if e.pure:
+            self._memo[e.src] = var
         return _name(var, boolean=e.boolean, nonnull=e.nonnull)
 
     def operands(self, exprs: list[Expr]) -> list[Expr]:
@@ -282,13 +329,16 @@ class FunctionCompiler:
 
     # -- nodes --------------------------------------------------------------
     def compile(self, node: dict, cur: str) -> Expr:
-        return getattr(self, "_" + node["type"])(node, cur)
+        e = getattr(self, "_" + node["type"])(node, cur)
+        if e.pure and not e.name and e.src in self._memo:  # computed before: reuse it
+            return _name(self._memo[e.src], boolean=e.boolean, nonnull=e.nonnull)
+        return e
 
     def compile_all(self, nodes: list[dict], cur: str) -> list[Expr]:
         """Compile sibling operands, keeping the reference's left-to-right evaluation order."""
         results: list[Expr] = []
         for node in nodes:
-            with self.capture() as lines:
+            with self.capture(keep=True) as lines:  # spliced right here: its values stay known
                 e = self.compile(node, cur)
             if lines:
                 results = [r if r.pure else self.bind(r) for r in results]
@@ -300,7 +350,7 @@ class FunctionCompiler:
         return _literal(node["value"])
 
     def _current(self, node, cur):
-        return _name(cur)
+        return _name(cur, nonnull=cur in self._nonnull)
 
     _identity = _current
 
@@ -310,6 +360,8 @@ class FunctionCompiler:
 
     def _field(self, node, cur):
         key = literal_source(node["value"])
+        if cur in self._dicts:
+            return Expr(f"{cur}.get({key})", ATOM, pure=True)
         return Expr(f"{cur}.get({key}) if isinstance({cur}, dict) else None", COND, pure=True)
 
     def _index(self, node, cur):
@@ -327,16 +379,8 @@ class FunctionCompiler:
 
     def _chain(self, children: list[dict], cur: str) -> Expr:
         e = self.compile(children[0], cur)
-        var = None
         for child in children[1:]:
-            if e.name:
-                name = e.src
-            else:
-                if var is None:
-                    var = self.new("v")
-                self.emit_statement(f"{var} = ", e)
-                name = var
-            e = self.compile(child, name)
+            e = self.compile(child, self.bind(e).src)
         return e
 
     def _subexpression(self, node, cur):
@@ -366,16 +410,27 @@ class FunctionCompiler:
         kind = "dict" if is_object else "list"
         source = f"{b}.values()" if is_object else b
         item = self.new("item")
-        with self.capture() as cond_lines:
-            test = self.truth(self.compile(condition, item)) if condition is not None else None
-        with self.capture() as body_lines:
-            r = self.compile(right, item)
+        # an element that passed `field == 'text'` is an object: its fields are read directly
+        proven = condition is not None and _proves_object(condition)
+        with self._block():  # the condition's values are known in the body, in the loop only
+            with self.capture(keep=True) as cond_lines:
+                test = self.truth(self.compile(condition, item)) if condition is not None else None
+            if proven:
+                self._dicts.add(item)
+                self._nonnull.add(item)
+            try:
+                with self.capture() as body_lines:
+                    r = self.compile(right, item)
+            finally:
+                self._dicts.discard(item)
+                self._nonnull.discard(item)
         if not cond_lines and not body_lines and r.name and r.src == item:
             # Keeping the elements themselves: a list comprehension, if it is short.
-            keep = [f"{item} is not None"]
+            keep = [] if proven else [f"{item} is not None"]
             if test is not None:
                 keep.insert(0, test.paren(AND))
-            comp = f"[{item} for {item} in {source} if {' and '.join(keep)}]"
+            comp = f"[{item} for {item} in {source} if {' and '.join(keep)}]" if keep else None
+            comp = comp or f"[{item} for {item} in {source}]"
             comp = f"{comp} if isinstance({b}, {kind}) else None"
             if len(comp) <= 80:
                 return Expr(comp, COND, pure=test is None or test.pure)
@@ -531,12 +586,13 @@ class FunctionCompiler:
         """An ``&expr`` argument: a local function hoisted to the top of the body."""
         name = self.new("expr")
         saved, self._nonnull = self._nonnull, set()  # "value" is a new variable here
+        memo, self._memo = self._memo, {}  # a function of its own, defined before the body
         try:
             with self.capture() as lines:
                 body = self.compile(node["children"][0], "value")
                 self.emit_statement("return ", body)
         finally:
-            self._nonnull = saved
+            self._nonnull, self._memo = saved, memo
         self._prelude.append((0, f"def {name}(value):"))
         self._prelude.extend((depth + 1, line) for depth, line in lines)
         self._prelude.append((0, ""))

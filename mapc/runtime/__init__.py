@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
-_CORE = ("jmespath_rt", "mapping_rt", "eval_rt")
+_CORE = ("jmespath_rt", "mapping_rt", "records_rt", "eval_rt")
 
 #: Runtime modules in the order their units are emitted: the core ones, then
 #: every other ``*_rt.py`` (one per target) in name order, so a new target adds
@@ -181,7 +181,7 @@ def namespace(names=None) -> dict:
 RUNTIME_FILE = "mapc_runtime.py"
 RUNTIME_MODULE = "mapc_runtime"
 #: Runtime modules every target's runtime holds, before the target's own.
-CORE = ("jmespath_rt", "mapping_rt")
+CORE = ("jmespath_rt", "mapping_rt", "records_rt")
 
 
 @dataclass(frozen=True)

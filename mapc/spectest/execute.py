@@ -56,6 +56,8 @@ class Executor:
 
         def emit(record):
             frame = getframe(1)
+            while frame.f_code.co_filename != _PROGRAM_FILE and frame.f_back is not None:
+                frame = frame.f_back  # emitted by a runtime unit the program called
             run.records.append(loads(dumps(record, ensure_ascii=False, allow_nan=False)))
             run.emitted_at.append((frame.f_code.co_name, frame.f_lineno))
 
@@ -113,11 +115,14 @@ class Executor:
             shared = resolve_target("cap-evolve").shared_runtime()  # the runtime that scores
             text = module_source(build_program(self.spec), entry="", with_evaluation=True, with_probe=False,
                                  docstring=f"mapc test: in-process evaluation of {self.spec.name}",
-                                 units=_EVAL_UNITS, runtime_units=shared.units)
+                                 units=_EVAL_UNITS, runtime_units=shared.units,
+                                 keep=("MAX_BYTES", "MAX_LINE_BYTES"))
             self._evaluation = load_module(text, "mapc_test_evaluation", shared.text)
         return self._evaluation
 
 
+_PROGRAM_NAME = "mapc_test"
+_PROGRAM_FILE = f"<{_PROGRAM_NAME}>"  # the file name load_module compiles it under
 #: Compiled mapping programs by spec digest (the digest covers everything the program is made
 #: from): `mapc build` tests a spec that a test run in the same process may have compiled.
 _COMPILED: dict[str, tuple[str, dict]] = {}
@@ -131,7 +136,7 @@ def _compiled(spec: ir.Spec) -> tuple[str, dict]:
     hit = _COMPILED.get(spec.digest)
     if hit is None:
         text = mapping_source(spec)
-        hit = (text, load_module(text, "mapc_test", mapping_runtime_text()))
+        hit = (text, load_module(text, _PROGRAM_NAME, mapping_runtime_text()))
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[spec.digest] = hit

@@ -171,12 +171,9 @@ def _docstring(spec: ir.Spec) -> str:
              f"for {comment_text(spec.source.format)} traces.", ""]
     lines += description_lines(spec.description)
     lines += [
-        "RELAI runs `python3 run.py --task-id ID --output PATH` from the project root. The",
-        "runner runs the agent for that task (or replays its recorded trace), maps the trace",
-        "into ATIF steps, final_output and one evaluation per catalog evaluator, and writes",
-        "one relai.custom_run.v1 JSON object at PATH. A task that fails (agent, trace or",
-        "grading) still gets a result, with `failure`; the exit status is nonzero only when",
-        "no result can be written. Standard library only; no shell; traces are read-only.",
+        "RELAI runs `python3 run.py --task-id ID --output PATH` from the project root: the agent",
+        "runs (or its trace is replayed), the trace is mapped into ATIF steps and scored, and one",
+        "relai.custom_run.v1 result is written at PATH, with `failure` if the task failed.",
     ]
     return "\n".join(lines)
 

@@ -161,14 +161,12 @@ class RlvizTarget(Target):
 
 def _docstring(spec: ir.Spec) -> str:
     src = spec.source
-    lines = [f"RLViz adapter for {comment_text(src.format)} traces ({src.container}).", "",
-             f"Spec: {comment_text(spec.name)} {comment_text(spec.version)}.", ""]
+    lines = [f"RLViz adapter for {comment_text(src.format)} traces ({src.container}), spec "
+             f"{comment_text(spec.name)} {comment_text(spec.version)}.", ""]
     lines += description_lines(spec.description)
     lines += [
-        "RLViz runs it as `python3 adapter.py probe|stream --request PATH`: `probe` reads a",
-        "bounded prefix and says whether the source is this format; `stream` prints canonical",
-        "NDJSON records on stdout, parents first, ending with one `complete` record. Standard",
-        "library only; the source is opened read-only and nothing else is touched.",
+        "RLViz runs `python3 adapter.py probe|stream --request PATH`: `probe` tests a bounded",
+        "prefix of the source, `stream` prints canonical NDJSON records. The source is only read.",
     ]
     return "\n".join(lines)
 

@@ -2,14 +2,17 @@ from cap_evolve import CapabilityAdapter, Rollout, Score, Task
 
 # --- cap-evolve adapter ---
 
-#: Set this environment variable to read tasks.jsonl from
-#: another folder.
+#: tasks.jsonl are next to this file, or in this folder
+#: if the variable is set
 DATA_DIR_ENV = 'TOY_CALC_DATA_DIR'
-#: The agent command runs in the current directory (cap-evolve runs from the
-#: repository root); set this environment variable to run it elsewhere. The
-#: trace path agent.trace is relative to the same folder.
+#: the agent runs in the current directory (cap-evolve's repository root), or in this one;
+#: agent.trace is relative to it
 PROJECT_ROOT_ENV = 'TOY_CALC_PROJECT_ROOT'
-TASKS_FILE = "tasks.jsonl"
+#: what run_target and score pass to the runtime (capevolve_run, capevolve_score)
+RUN = {"agent": AGENT, "map_source": map_source, "usage": USAGE, "tables": TABLES}
+RUN.update(format=FORMAT, max_bytes=MAX_BYTES, max_line_bytes=MAX_LINE_BYTES)
+SCORE = {"functions": EVALUATOR_FUNCTIONS, "evaluators": EVALUATORS, "combine": COMBINE}
+SCORE.update(usage=USAGE, tables=TABLES)
 
 
 class Adapter(CapabilityAdapter):
@@ -23,53 +26,34 @@ class Adapter(CapabilityAdapter):
         """The tasks in tasks.jsonl, read once, so every call sees the same tasks."""
         if self._rows is None:
             folder = capevolve_data_dir(__file__, DATA_DIR_ENV)
-            rows = capevolve_catalog(os.path.join(folder, TASKS_FILE))
+            rows = capevolve_catalog(os.path.join(folder, "tasks.jsonl"))
             self._by_id = {row["id"]: row for row in rows}
             self._rows = rows
         return self._rows
 
     def tasks(self, split):
-        """The tasks of `split` (train, val, test or all): fresh Task objects, in
-        the same order on every call."""
+        """The tasks of `split` (train, val, test or all), in the same order on every call."""
         rows = capevolve_split(self._catalog(), split)
         return [Task(**capevolve_task_fields(row)) for row in rows]
 
     def run_target(self, task, ctx, *, seed=0):
-        """Run the agent on the task with the candidate `ctx` live, and map its
-        trace into a Rollout.
-
-        Never raises: an unknown task, a failed or timed-out run, or a missing
-        or unmappable trace sets Rollout.error (an infrastructure failure, not
-        a wrong answer).
-        """
+        """Run the agent on the task with the candidate `ctx` live and map its trace into a
+        Rollout. Never raises: failures set Rollout.error."""
         task_id = str(getattr(task, "id", task))
         try:
             rows = self._catalog()
-            program = {
-                "agent": AGENT,
-                "data_dir": capevolve_data_dir(__file__, DATA_DIR_ENV),
-                "project_root": capevolve_project_root(PROJECT_ROOT_ENV),
-                "map_source": map_source,
-                "usage": USAGE,
-                "tables": TABLES,
-                "format": FORMAT,
-                "max_bytes": MAX_BYTES,
-                "max_line_bytes": MAX_LINE_BYTES,
-                "catalog_size": len(rows),
-            }
+            folder = capevolve_data_dir(__file__, DATA_DIR_ENV)
+            program = dict(RUN, data_dir=folder, catalog_size=len(rows))
+            program["project_root"] = capevolve_project_root(PROJECT_ROOT_ENV)
             return Rollout(**capevolve_run(task_id, self._by_id.get(task_id), ctx, seed, program))
         except Exception as exc:  # run_target must not raise: report it as the rollout's error
             reason = f"adapter error: {capevolve_failure_text(exc)}"
             return Rollout(**capevolve_error_rollout(task_id, reason))
 
     def score(self, task, rollout):
-        """Evaluate the rollout: deterministic, reward in [0, 1], the gold target
-        never in the feedback.
-
-        A rollout without a trace (cap-evolve check's probe) is scored from its
-        output alone; an errored rollout, or a task tasks.jsonl does not list,
-        gets 0.0 and the reason.
-        """
+        """A deterministic reward in [0, 1] with feedback that never shows the gold target
+        (a rollout without a trace is scored from its output; an errored one, or a task
+        tasks.jsonl does not list, gets 0.0 and the reason)."""
         task_id = str(task.id)
         try:
             self._catalog()
@@ -80,21 +64,9 @@ class Adapter(CapabilityAdapter):
         try:
             if not known:
                 return Score(**capevolve_unknown_task_score(task_id, len(self._rows), task.target))
-            fields = {
-                "output": rollout.output,
-                "trace": rollout.trace,
-                "error": rollout.error,
-                "cost_usd": rollout.cost_usd,
-                "tokens": rollout.tokens,
-            }
-            program = {
-                "functions": EVALUATOR_FUNCTIONS,
-                "evaluators": EVALUATORS,
-                "combine": COMBINE,
-                "usage": USAGE,
-                "tables": TABLES,
-            }
+            fields = {"output": rollout.output, "trace": rollout.trace, "error": rollout.error}
+            fields.update(cost_usd=rollout.cost_usd, tokens=rollout.tokens)
             task_scope = capevolve_task_scope(row, task_id, task.input, task.target)
-            return Score(**capevolve_score(task_id, fields, task_scope, program))
+            return Score(**capevolve_score(task_id, fields, task_scope, SCORE))
         except Exception as exc:  # score must not raise: reward 0 with the reason
             return Score(**capevolve_scoring_failure(task_id, exc, task.target))

@@ -1,0 +1,172 @@
+"""Records, optional fields and signals: the units generated level and event code calls.
+
+They hold what every spec's mapping does the same way, so the generated entry file says only
+what the spec says: which field, which expression, which spec line. ``st.emit`` is the
+``emit`` that ``map_source`` was given.
+"""
+
+_PLAIN_SCALARS = (str, int, bool)
+_PARENT_KEYS = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
+_DEFAULT_PREFIXES = {"case": "case", "group": "group", "trajectory": "traj"}
+
+
+def put(rec, key, value):
+    """Set an optional field: ``rec[key] = value`` unless the value is null."""
+    if value is not None:
+        rec[key] = value
+
+
+def compact(obj=None, /, **members):
+    """An object template's value: ``obj`` (or the keyword members) without its null members."""
+    if obj is None:
+        obj = members
+    if None in obj.values():
+        return {name: value for name, value in obj.items() if value is not None}
+    return obj
+
+
+def put_object(rec, key, obj):
+    """Set ``rec[key]`` to ``obj`` without its null members; leave it out when all are null."""
+    if None in obj.values():
+        obj = {name: value for name, value in obj.items() if value is not None}
+    if obj:
+        rec[key] = obj
+
+
+def default_record(st, kind, parent, loc, scope):
+    """A run, case, group or trajectory the spec leaves out, emitted unless it repeats.
+
+    A run is named after the source file; a trajectory after its source element when it
+    has one (each element is its own sample); otherwise the one child of its parent
+    (``group@example-0``), shared when the parent repeats. ``scope[kind]`` is the record.
+    """
+    if parent is None:
+        rec = {"record_type": kind, "id": "run@" + st.src.name + ("#" + loc if loc else "")}
+    else:
+        if kind == "trajectory" and loc:
+            rid = "traj@" + loc
+        else:
+            rid = child_id(_DEFAULT_PREFIXES[kind], parent["id"])
+        rec = {"record_type": kind, "id": rid, _PARENT_KEYS[kind]: parent["id"]}
+    scope[kind] = rec
+    if st.level(kind, rec, None if parent is None else parent["id"]):
+        st.emit(rec)
+    return rec
+
+
+def event_record(tid, seq, eid, kind, timestamp, parent):
+    """An event's leading fields, in canonical order; a null timestamp or parent is left out."""
+    ev = {"record_type": "event", "id": eid, "trajectory_id": tid, "sequence": seq, "kind": kind}
+    if timestamp is not None:
+        ev["timestamp"] = timestamp
+    if parent is not None:
+        ev["parent_id"] = parent
+    return ev
+
+
+def event_parent(st, tid, value, where):
+    """The parent event the spec names, kept only when it is an earlier event of ``tid``."""
+    return st.parent_event(tid, coerce_id(st, value, where), where)
+
+
+def emit_event(st, ev, srcloc):
+    """Finish an event (its ``source`` location last), emit it, and return its id."""
+    ev["source"] = srcloc
+    st.emit(ev)
+    return ev["id"]
+
+
+def default_records(st, scope, kinds, parent=None, loc=""):
+    """The records of consecutive levels the spec leaves out (see :func:`default_record`);
+    returns the last one."""
+    for kind in kinds:
+        parent = default_record(st, kind, parent, loc, scope)
+    return parent
+
+
+def source_probe(
+    container, nbytes, nlines, required, required_text, when, confidence, fmt, tables,
+    csv_format=None,
+):
+    """The ``probe(path, limit=None)`` of an adapter: at most ``nbytes`` (or RLViz's smaller
+    ``limit``) and ``nlines`` lines, the ``required`` fields, and ``when(doc, scope)``;
+    ``csv_format`` is ``(columns, delimiter)`` of a csv container."""
+
+    def test(doc):
+        return truthy(when(doc, {"tables": tables}))
+
+    def probe(path, limit=None):
+        limit = nbytes if limit is None else max(1, min(limit, nbytes))
+        return probe_source(
+            path, container, limit, nlines, required, test if when else None, confidence, fmt,
+            required_text, csv_format,
+        )
+
+    return probe
+
+
+def native_event_id(st, value, default, where):
+    """The event id the spec gives (made unique across the stream), or ``default`` if null."""
+    eid = coerce_id(st, value, where)
+    return default if eid is None else st.native_event_id(eid, where)
+
+
+def signal(st, owner, name, value, where, unit=None):
+    """Emit signal ``name`` of ``owner`` (a trajectory or an event record) with ``value``.
+
+    A null value (or name) emits nothing; a value that is not a number, string or boolean
+    is a warning at ``where``: the signal's spec path, or that of the ``signals`` mapping
+    that holds it under its name. The id is ``<owner id>:<name>``, numbered if it repeats.
+    """
+    value = coerce_scalar(st, value, _signal_where(where, name))
+    if value is not None and name is not None:
+        _emit_signal(st.emit, owner, st.child_id(owner["id"], name), name, value, unit)
+
+
+def event_signal(st, ev, name, value, where, unit=None):
+    """Like :func:`signal`, for an event whose signals have distinct literal names: the id
+    ``<event id>:<name>`` is unique by construction, no bookkeeping needed."""
+    if value.__class__ not in _PLAIN_SCALARS:  # anything but a string, integer or boolean
+        value = coerce_scalar(st, value, _signal_where(where, name))
+        if value is None:
+            return
+    eid = ev["id"]
+    sig = {
+        "record_type": "signal",
+        "id": eid + ":" + name,
+        "trajectory_id": ev["trajectory_id"],
+        "event_id": eid,
+        "name": name,
+        "value": value,
+    }
+    if unit is not None:
+        sig["unit"] = unit
+    st.emit(sig)
+
+
+def _signal_where(where, name):
+    """Where a signal's value is in the spec (``records.trajectory.signals.reward.value``)."""
+    return (where + "." + name if where.endswith(".signals") else where) + ".value"
+
+
+def _emit_signal(emit, owner, sid, name, value, unit):
+    if owner["record_type"] == "event":
+        tid = owner["trajectory_id"]
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": tid, "event_id": owner["id"]}
+    else:
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": owner["id"]}
+    sig["name"] = name
+    sig["value"] = value
+    if unit is not None:
+        sig["unit"] = unit
+    emit(sig)
+
+
+def semantic_view(kind, **fields):
+    """The conversational view of an event (RELAI's ATIF steps, cap-evolve's rollouts): its
+    kind and the semantic fields that are not null."""
+    view = {"kind": kind}
+    for name, value in fields.items():
+        if value is not None:
+            view[name] = value
+    return view
