@@ -419,72 +419,10 @@ _CONTAINER_TEXT = {"jsonl": "JSON Lines", "csv": "CSV with a header row", "json"
 
 
 def _describe_spec(spec, r: Review) -> None:
-    from mapc.reads import read_paths, spec_reads
-    from mapc.streaming import stream_plan
+    from mapc.summary import describe_spec
 
-    src = spec.source
-    reads = spec_reads(spec)
-    siblings: dict[str, dict] = {}
-    for name, candidates in src.siblings:
-        siblings[name] = {"files": list(candidates), "paths": read_paths(reads, f"sibling:{name}")}
-    r.reads = {
-        "format": src.format,
-        "container": src.container,
-        "relative_to": {"jsonl": "each line", "csv": "each row"}.get(src.container, "the document"),
-        "probe": {"bytes": src.probe.bytes, "lines": src.probe.lines, "require": list(src.probe.require_text),
-                  "when": src.probe.when.text if src.probe.when else None},
-        "limits": {"max_bytes": src.max_bytes, "max_line_bytes": src.max_line_bytes},
-        "paths": read_paths(reads),
-        "approximate": sorted({x.path for x in reads if not x.exact}),
-        "siblings": siblings,
-        "memory": stream_plan(spec).describe(),
-    }
-    records = []
-    parent = "source file"
-    for lv in spec.levels:
-        how = f"one per element of {lv.scope.loops[0].each.text}" if lv.scope.loops else f"one per {parent}"
-        records.append({"record": lv.name, "how": how + ("" if lv.declared else ", not in the spec")})
-        parent = lv.name
-    ev = spec.events
-    records.append({"record": "event",
-                    "how": f"one per element of {ev.scope.loops[0].each.text}" if ev.scope.loops else "one per trajectory"})
-    kinds, signals = [], []
-    for lv in spec.levels:
-        signals += [_name(s.name) for s in lv.signals]
-    for rule in ev.rules:
-        when = rule.when.text if rule.when is not None else None
-        if rule.skip:
-            kinds.append({"kind": "(skipped)", "when": when})
-        for t in rule.emits:
-            kinds.append({"kind": t.kind, "when": when if t.when is None else f"{when} and {t.when.text}"})
-            signals += [_name(s.name) for s in t.signals]
-    r.emits = {
-        "records": records,
-        "event_kinds": kinds,
-        "signals": list(dict.fromkeys(signals)),
-        "evaluators": [{"id": e.id, "range": [e.low, e.high], "description": e.description}
-                       for e in spec.evaluators],
-        "tasks": len(spec.tasks.items) if spec.tasks else 0,
-    }
-    agent = spec.agent
-    if agent is not None:
-        if agent.command:
-            r.executes["agent command"] = list(agent.command)
-        if agent.prepare:
-            r.executes["prepare command"] = list(agent.prepare)
-        if agent.replay:
-            r.executes["replays recorded traces"] = agent.replay
-        if agent.trace:
-            r.executes["reads the agent's trace at"] = agent.trace
-        if agent.env:
-            r.executes["agent environment"] = dict(agent.env)
-        r.executes["timeout seconds"] = agent.timeout
-
-
-def _name(v) -> str:
-    from mapc.spec import ir
-
-    return str(v.value) if isinstance(v, ir.Literal) else f"({getattr(v, 'text', 'computed')})"
+    r.reads, r.emits, executes = describe_spec(spec)
+    r.executes.update(executes)
 
 
 # -- text ---------------------------------------------------------------------------------------

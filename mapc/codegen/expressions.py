@@ -63,7 +63,7 @@ class ExprTable:
         where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
         where = comment_text(where)
         header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"
-        body = e.compiled.function_source(name).rstrip().splitlines()
+        body = e.compiled.function_source(name, scope_given=True).rstrip().splitlines()  # see call()
         body = [part for line in body for part in wrap_line(line)]
         self._sources.append(header + "\n".join(body) + "\n")
         return name

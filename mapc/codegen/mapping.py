@@ -41,6 +41,16 @@ _MESSAGE_LAYOUT = (
 )
 
 
+def _without_unused_scope(function: str) -> str:
+    """A level function without its ``s = dict(scope)`` when nothing reads ``s``."""
+    import ast
+
+    tree = ast.parse(function)
+    if any(isinstance(n, ast.Name) and n.id == "s" and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)):
+        return function
+    return function.replace("\n    s = dict(scope)\n", "\n", 1)
+
+
 def _where(path: tuple) -> str:
     return ir.Expr("", path, None).where
 
@@ -205,8 +215,7 @@ class MappingGenerator:
             )
             w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
             w.line('srcloc = {"path": src.rel}')
-            if self.jsonl:
-                w.comment(f"{self.spec.source.container}: lines are read one at a time at the level with `each: \"@\"`")
+            if self.jsonl:  # lines are read one at a time at the level with `each: "@"`
                 doc = "None"
             else:
                 if self.stream is None:
@@ -216,10 +225,7 @@ class MappingGenerator:
                     w.comment(f"{p.where} (each {p.text}): the array is read one element at a time, "
                               "after the rest of the document")
                     w.line(f"doc = src.streamed_document(st, {literal(p.key)}, {literal(p.needed)})")
-                w.line("missing = missing_required(doc, REQUIRED)")
-                w.line("if missing is not None:")
-                with w.indent():
-                    w.line(f'raise MappingError(f"missing required field {{missing}} (not a " + FORMAT + " document" + {self._required_at()})')
+                w.line(f"require_fields(doc, REQUIRED, FORMAT, {self._required_at()})  # source.probe.require")
                 w.line('scope["root"] = doc')
                 doc = "doc"
                 if any(self.spec.source.probe.require):
@@ -238,11 +244,9 @@ class MappingGenerator:
         return src if e.compiled.boolean else f"truthy({src})"
 
     def _required_at(self) -> str:
-        """The literal `", by source.probe.require at spec.yaml:6)"`: the end of the message of
-        a source without a required field."""
+        """The literal ``'spec.yaml:6'``: where ``source.probe.require`` is ('' if unknown)."""
         mark = self.spec.locate(("source", "probe", "require")) if self.spec.locate else None
-        at = f", by source.probe.require at {Path(mark.file).name}:{mark.line}" if mark and mark.line else ""
-        return literal(at + ")")
+        return literal(f"{Path(mark.file).name}:{mark.line}" if mark and mark.line else "")
 
     # -- loops ------------------------------------------------------------------
     def _open_loops(self, w: Writer, scope: ir.Scope, name: str, cur: str) -> tuple[str, str, int]:
@@ -272,17 +276,17 @@ class MappingGenerator:
                     f"el0.get({literal(p[0])}) is None" if len(p) == 1 else f"not has_path(el0, {literal(tuple(p))})"
                     for p in required
                 ]
-                w.comment("source.probe.require: " + ", ".join(self.spec.source.probe.require_text))
-                w.line(f"if {' or '.join(tests)}:")
+                test = f"if {' or '.join(tests)}:"
+                if 4 * w.level + len(test) + 24 > 99:
+                    w.comment("source.probe.require")
+                    w.line(test)
+                else:
+                    w.line(test + "  # source.probe.require")
                 with w.indent():
-                    w.line("missing = missing_required(el0, REQUIRED)")
-                    w.line(f'raise MappingError(f"line {{line}}: missing required field {{missing}} (not " + FORMAT + {self._required_at()})')
+                    w.line(f"require_fields(el0, REQUIRED, FORMAT, {self._required_at()}, line)")
                 self.x.known_dicts.add("el0")  # below this test every line is an object
             elif required:
-                w.line("missing = missing_required(el0, REQUIRED)")
-                w.line("if missing is not None:")
-                with w.indent():
-                    w.line(f'raise MappingError(f"line {{line}}: missing required field {{missing}} (not " + FORMAT + {self._required_at()})')
+                w.line(f"require_fields(el0, REQUIRED, FORMAT, {self._required_at()}, line)")
             if uses_index:
                 w.line('s["index"] = line_index')
             if "root" in self.used_vars:
@@ -428,7 +432,7 @@ class MappingGenerator:
                            where=f"records.{name}.signals")
         else:
             self._next_level(w, name, el, "s", "rec", loc)
-        self.functions += [self.x.take(), w.text()]
+        self.functions += [self.x.take(), _without_unused_scope(w.text())]
 
     @staticmethod
     def _object(v: ir.Value, src: str, where: str) -> str:
@@ -487,7 +491,7 @@ class MappingGenerator:
             self._artifact(w, art, owner=owner, event=owner if event else None, el=el, tid=tid)
 
     def _signal_call(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool) -> None:
-        """A signal of the usual shape: one call of the runtime's ``signal`` (``event_signal``
+        """A signal of the usual shape: one call of the runtime's ``put_signal`` (``event_signal``
         for an event's signals with distinct literal names)."""
         where = _where(sig.path)
         text = _constant_text(sig.name)
@@ -497,7 +501,7 @@ class MappingGenerator:
             name = f"coerce_nonempty_text(st, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})"
         unit = _constant_text(sig.unit)
         extra = f", {literal(unit)}" if unit is not None else ""
-        helper = "event_signal" if direct else "signal"
+        helper = "event_signal" if direct else "put_signal"
         value = self.x.value(sig.value, el, "s")
         head, tail = f"{helper}(st, {rec}, {name}, ", f", {literal(where)}{extra})"
         if len(head + value + tail) + 4 * w.level > 99 and text is not None:
@@ -676,7 +680,7 @@ class MappingGenerator:
             w.line("st.seq[tid], st.last[tid] = seq, prev")
         else:
             w.line("st.seq[tid] = seq")
-        self.functions += [self.x.take(), w.text()]
+        self.functions += [self.x.take(), _without_unused_scope(w.text())]
 
     @staticmethod
     def _tested_field(rules) -> tuple | None:
@@ -741,23 +745,24 @@ class MappingGenerator:
         if "context" in can:
             self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
         raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+        args = "st, ev, srcloc"
         if raw or "metadata" in can:
             w.line('ev["source"] = srcloc')
             if raw:
                 w.line(f'ev["raw"] = {el}')
             if "metadata" in can:
                 self._put(w, "ev", "metadata", self._object(can["metadata"], self.x.value(can["metadata"], el, "s"), literal(where + ".metadata")))
-            w.line("emit(ev)")
-            if self.tracks_last:
-                w.line('prev = ev["id"]')
-        else:
-            w.line(f"{'prev = ' if self.tracks_last else ''}emit_event(st, ev, srcloc)")
+            args = "st, ev, None"
         if self.remembers_events:
-            w.line('st.remember_event(tid, ev["id"])')
-        fields = "".join(f", {k}={k}" for k, _ in t.semantic)
-        w.line("if st.sem is not None:")
-        with w.indent():
-            w.line(f'st.sem[ev["id"]] = semantic_view({literal(t.kind)}{fields})')
+            args += ", True"
+        elif args.endswith("None"):
+            args = "st, ev"
+        w.line(f"{'prev = ' if self.tracks_last else ''}emit_event({args})")
+        if t.semantic:  # a view of its own (emit_event's is the kind alone)
+            fields = "".join(f", {k}={k}" for k, _ in t.semantic)
+            w.line("if st.sem is not None:")
+            with w.indent():
+                w.line(f"semantic_view(st, ev{fields})")
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')

@@ -34,32 +34,69 @@ def _at(file: str, line: int) -> str:
 
 
 def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str) -> dict[str, str | tuple]:
-    """Every spec path ``code`` names -> file:line; every expression function -> (spec path,
-    file:line) and, when a field argument's type can be fixed, the fixes per function."""
+    """Every spec path ``code`` names or an expression was written at -> file:line; an
+    expression function -> (spec path, file:line[, fixes]) only when the runtime cannot find
+    that from its name (it is named after its spec path, ``x_records_case_id``)."""
+    from mapc.runtime.mapping_rt import _identifier
     from mapc.spec.fixture_check import argument_hints
 
     places: dict[str, str | tuple] = {}
-    for table in tables:
-        for name, expr in table.functions.items():
-            fixes = argument_hints(expr)
-            at = _at(expr.file, expr.line)
-            places[name] = (expr.where, at, dict(sorted(fixes.items()))) if fixes else (expr.where, at)
     for where in sorted(set(_WHERE.findall(code))):
         mark = spec.locate(_path_of(where)) if spec.locate else None
         if mark is not None and mark.line:
             places[where] = _at(mark.file, mark.line)
+    functions: dict[str, tuple] = {}
+    for table in tables:
+        for name, expr in table.functions.items():
+            fixes = argument_hints(expr)
+            at = _at(expr.file, expr.line)
+            functions[name] = (expr.where, at, dict(sorted(fixes.items()))) if fixes else (expr.where, at)
+    for name, place in functions.items():
+        where, at = place[0], place[1]
+        if len(place) == 2 and at and name == "x_" + _identifier(where) and places.get(where, at) == at:
+            places[where] = at  # found through the name
+        else:
+            places[name] = place
     return places
 
 
-def places_source(places: dict[str, str | tuple], loops: dict[str, list[tuple[str, str]]]) -> str:
-    """The two tables as module constants (sorted: same spec, same bytes)."""
+def places_source(
+    places: dict[str, str | tuple], loops: dict[str, list[tuple[str, str]]], spec_file: str
+) -> str:
+    """The tables as module constants (sorted: same spec, same bytes), several entries a line;
+    a place in ``spec_file`` is its line number."""
     w = Writer()
-    w.comment("for diagnostics: spec path -> file:line; expression -> (spec path, file:line, fixes)")
-    w.line("SPEC_PLACES = {")
-    with w.indent():
-        for key in sorted(places):
-            w.line(f"{literal(key)}: {literal(places[key])},")
-    w.line("}")
-    w.comment("for diagnostics: each level's loops as (index variable, JSON path step)")
-    w.line(f"SPEC_LOOPS = {literal({k: tuple(v) for k, v in sorted(loops.items())})}")
+    w.comment("for diagnostics: spec path (or x_ function not named after one) -> line in SPEC_FILE")
+    w.line(f"SPEC_FILE = {literal(spec_file)}")
+    prefix = spec_file + ":"
+    entries = []
+    for key in sorted(places):
+        value = places[key]
+        if isinstance(value, str) and value.startswith(prefix) and value[len(prefix):].isdigit():
+            value = int(value[len(prefix):])
+        entries.append(f"{literal(key)}: {literal(value)},")
+    _packed(w, "SPEC_PLACES", entries)
+    if loops:
+        w.comment("for diagnostics: each level's loops as (index variable, JSON path step)")
+        _packed(w, "SPEC_LOOPS", [f"{literal(k)}: {literal(tuple(v))}," for k, v in sorted(loops.items())])
     return w.text()
+
+
+def _packed(w: Writer, name: str, entries: list[str]) -> None:
+    """``NAME = {...}`` with as many entries on a line as fit in 99 columns."""
+    if not entries:
+        w.line(f"{name} = {{}}")
+        return
+    if len(name) + 4 + len(" ".join(entries)) - 1 <= 99:
+        w.line(f"{name} = {{{' '.join(entries)[:-1]}}}")
+        return
+    w.line(f"{name} = {{")
+    line = ""
+    for entry in entries:
+        if line and len(line) + 1 + len(entry) > 95:
+            w.line("    " + line)
+            line = ""
+        line = f"{line} {entry}" if line else entry
+    if line:
+        w.line("    " + line)
+    w.line("}")

@@ -16,6 +16,7 @@ import functools
 import sys
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from mapc import runtime
 from mapc.codegen.expressions import ExprTable
@@ -58,8 +59,11 @@ class Constant:
         w = Writer()
         for line in self.lines:
             kept = [(n, v) for n, v in line if n in used]
-            if kept:
-                w.line(f"{', '.join(n for n, _ in kept)} = {', '.join(v for _, v in kept)}")
+            text = f"{', '.join(n for n, _ in kept)} = {', '.join(v for _, v in kept)}"
+            if len(kept) > 1 and len(text) > 99:
+                w.lines += [part for n, v in kept for part in wrap_line(f"{n} = {v}")]
+            elif kept:
+                w.lines += wrap_line(text)
         if not w.lines:
             return ""
         return "# " + self.comment + "\n" + w.text()
@@ -78,14 +82,17 @@ def _constants(spec: ir.Spec) -> tuple[Constant, ...]:
         csv = (Constant(f"source.columns, source.delimiter{_spec_line(spec, ('source', 'columns'))}: csv cells", (
             (("CSV_COLUMNS", literal(dict(src.columns))), ("CSV_DELIMITER", literal(src.delimiter))),
         )),)
+    tables_line = (("TABLES", literal(dict(spec.tables))),)
     return (
-        Constant(f"source{_spec_line(spec, ('source',))}: format, probe.require, read bounds, invalid_lines", (
-            (("FORMAT", literal(src.format)), ("REQUIRED", literal(tuple(tuple(p) for p in src.probe.require)))),
+        Constant(f"source{_spec_line(spec, ('source',))}: format, probe.require, read bounds, invalid_lines"
+                 + ("" if spec.tables else "; no tables"), (
+            (("FORMAT", literal(src.format)), ("REQUIRED", literal(tuple(tuple(p) for p in src.probe.require))))
+            + (() if spec.tables else tables_line),
             (("MAX_BYTES", str(src.max_bytes)), ("MAX_LINE_BYTES", str(src.max_line_bytes)),
              ("INVALID_LINES", literal(src.invalid_lines))),
         )),
         *csv,
-        Constant(f"{tables} ($tables)", ((("TABLES", literal(dict(spec.tables))),),)),
+        *((Constant(f"{tables} ($tables)", (tables_line,)),) if spec.tables else ()),
     )
 
 
@@ -115,14 +122,15 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
     when = "None"
     if p.when is not None:
         when = exprs.function(p.when)
-    w.comment(f"source.probe{_spec_line(spec, ('source', 'probe'))}: {p.bytes} bytes"
-              + (f", {p.lines} lines" if src.container != "json" else "")
-              + f"; fields {', '.join(p.require_text) or '(none)'}"
-              + (", the test above" if p.when is not None else "") + f"; confidence {p.confidence:g}")
-    args = [literal(src.container), str(p.bytes), str(p.lines), "REQUIRED", literal(tuple(p.require_text)), when,
-            literal(p.confidence), "FORMAT", "TABLES"]
+    w.comment(f"source.probe{_spec_line(spec, ('source', 'probe'))}")
+    args = ["FORMAT", literal(src.container), str(p.bytes), str(p.lines), "REQUIRED", when,
+            literal(p.confidence), "TABLES"]
+    dotted = tuple(".".join(map(str, path)) for path in src.probe.require)
     if src.container == "csv":
-        args.append("(CSV_COLUMNS, CSV_DELIMITER)")
+        args += ["None" if dotted == tuple(p.require_text) else literal(tuple(p.require_text)),
+                 "(CSV_COLUMNS, CSV_DELIMITER)"]
+    elif dotted != tuple(p.require_text):
+        args.append(literal(tuple(p.require_text)))
     w.line(f"probe = source_probe({', '.join(args)})")
     return w.text()
 
@@ -249,9 +257,12 @@ def _places(program: Program, body: str) -> str:
     """The diagnostics tables (places.py), limited to what ``body`` names."""
     named = _referenced(body) | {n.value for n in ast.walk(ast.parse(body))
                                  if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    places = {k: v for k, v in program.places.items() if k in named}
+    from mapc.runtime.mapping_rt import _identifier
+
+    places = {k: v for k, v in program.places.items() if k in named or "x_" + _identifier(k) in named}
     loops = {k: v for k, v in program.loops.items() if k in named}
-    return places_source(places, loops) if places or loops else ""
+    spec_file = Path(program.spec.file).name if program.spec.file else ""
+    return places_source(places, loops, spec_file) if places or loops else ""
 
 
 def _runtime_import(names: list[str]) -> str:
@@ -268,8 +279,7 @@ def _runtime_import(names: list[str]) -> str:
     import textwrap
 
     w = Writer()
-    w.comment(f"the runtime: {runtime.RUNTIME_FILE} next to this file (also under `python -I`), imported")
-    w.comment("without writing __pycache__/ here (RLViz digests every file of the folder)")
+    w.comment(f"{runtime.RUNTIME_FILE} next to this file, imported without writing __pycache__/ here")
     w.line('if __name__ == "__main__":')
     w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
     w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")

@@ -114,12 +114,16 @@ class CompiledExpression:
     def __repr__(self) -> str:
         return f"CompiledExpression({self.text!r})"
 
-    def function_source(self, name: str) -> str:
-        """``def <name>(data, scope):`` with the compiled body (calls ``self.helpers``)."""
+    def function_source(self, name: str, *, scope_given: bool = False) -> str:
+        """``def <name>(data, scope):`` with the compiled body (calls ``self.helpers``);
+        ``scope_given``: every caller passes a scope dict, so None needs no test."""
         if not name.isidentifier():
             raise ValueError(f"not a Python identifier: {name!r}")
+        body = self._body
+        if scope_given and body[:2] == ["if scope is None:", "    scope = {}"]:
+            body = body[3:] if body[2:3] == [""] else body[2:]
         lines = [f"def {name}(data, scope):"]
-        lines += [("    " + line) if line else "" for line in self._body]
+        lines += [("    " + line) if line else "" for line in body]
         return "\n".join(lines) + "\n"
 
     @property

@@ -24,6 +24,8 @@ from .functions import BOOLEAN_FUNCTIONS, FUNCTIONS, NON_NULL_FUNCTIONS
 
 #: Maximum line length the emitter aims for (black's default is 88; we allow 99).
 LINE_LENGTH = 99
+#: the longest one-line form of a projection or multiselect (the rest of the line is indentation)
+_ONE_LINE = 75
 
 # Python operator precedence levels used to decide on parentheses.
 ATOM = 100
@@ -435,6 +437,19 @@ class FunctionCompiler:
             if len(comp) <= 80:
                 return Expr(comp, COND, pure=test is None or test.pure)
         out = self.new("out")
+        if not cond_lines and not body_lines:
+            # one expression per element: a list comprehension, when it fits on a line
+            if r.nonnull:
+                keep, value = ([f"if {test.paren(AND)}"] if test is not None else []), r.src
+            else:
+                value = self.new("v")
+                keep = [f"if {test.paren(AND) + ' and ' if test is not None else ''}"
+                        f"({value} := {r.src}) is not None"]
+            comp = " ".join([f"[{value} for {item} in {source}"] + keep) + "]"
+            line = f"{out} = {comp} if isinstance({b}, {kind}) else None"
+            if len(line) <= _ONE_LINE:  # (captured lines may be spliced deeper)
+                self.emit(line)
+                return _name(out)
         self.emit(f"if isinstance({b}, {kind}):")
         with self.indented():
             self.emit(f"{out} = []")
@@ -487,6 +502,11 @@ class FunctionCompiler:
             pure = all(p.pure for p in parts)
             return Expr(f"{display.src} if {cur} is not None else None", COND, pure=pure)
         out = self.new("v")
+        if not lines:
+            line = f"{out} = {display.src} if {cur} is not None else None"
+            if len(line) <= _ONE_LINE:  # (captured lines may be spliced deeper)
+                self.emit(line)
+                return _name(out)
         self.emit(f"if {cur} is None:")
         with self.indented():
             self.emit(f"{out} = None")
@@ -610,6 +630,11 @@ class FunctionCompiler:
         )
 
 
+#: Functions that never raise, whatever their arguments: called in line (no function of
+#: their own is needed to name the spec place of a failure)
+_INLINE_FUNCTIONS = frozenset({"to_string", "type", "not_null", "to_number", "coalesce", "to_array"})
+
+
 class InlineCompiler:
     """Single Python expressions for simple ASTs (or None when not simple).
 
@@ -644,6 +669,17 @@ class InlineCompiler:
             return Expr(f"not {t.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
         if kind in ("and_expression", "or_expression"):
             return self._logical(node, kind == "or_expression")
+        if kind == "function_expression" and node["value"] in _INLINE_FUNCTIONS:
+            args = [self.compile(child) for child in node["children"]]
+            if any(a is None for a in args):
+                return None
+            helper = FUNCTIONS[node["value"]].helper
+            src = f"{helper}({', '.join(a.src for a in args)})"
+            if len(src) > 60:  # a long line in a longer statement: a function of its own
+                return None
+            self.helpers.add(helper)
+            return Expr(src, ATOM,
+                        pure=all(a.pure for a in args), nonnull=node["value"] in NON_NULL_FUNCTIONS)
         return None
 
     def _truth(self, e: Expr) -> Expr:

@@ -1548,7 +1548,7 @@ def one_line(exc):
 
 def failure_place(frames, where=None):
     """``(source place, spec place, fixes)`` of a failure, read off the generated code's
-    frames (outermost first) and its tables (``SPEC_PLACES``, ``SPEC_LOOPS``).
+    frames (outermost first) and its tables (``SPEC_FILE``, ``SPEC_PLACES``, ``SPEC_LOOPS``).
 
     The spec place is ``records.events.rules[0].content (spec.yaml:31)``: the spec path
     ``where``, else the innermost expression function's. The source place is
@@ -1561,8 +1561,8 @@ def failure_place(frames, where=None):
         places = names.get("SPEC_PLACES")
         if places is None:
             continue
-        if code.startswith("x_") and code in places:
-            place = places[code]  # (spec path, file:line[, fixes])
+        if code.startswith("x_"):
+            place = _function_place(places, names.get("SPEC_FILE", ""), code) or place
         elif code.startswith("level_"):
             local = frame.f_locals
             srcloc = local.get("srcloc")
@@ -1571,11 +1571,36 @@ def failure_place(frames, where=None):
             for var, step in names.get("SPEC_LOOPS", {}).get(code, ()):
                 if isinstance(local.get(var), int):
                     steps.append(f"{step}[{local[var]}]")
-        if where is not None and where in places:
-            place = (where, places[where])
+        if where is not None:
+            # a signal's value is at its signal's place (`...signals.reward.value`)
+            at = places.get(where, places.get(where[:-6]) if where.endswith(".value") else None)
+            if at is not None:
+                place = (where, _spec_at(at, names.get("SPEC_FILE", "")))
     path = "$" + "".join(steps) if steps else ""
     at = ", ".join(p for p in (f"line {line}" if line else "", path) if p)
     if place is None:
         return at, None, {}
     fixes = place[2] if len(place) > 2 else {}
     return at, f"{place[0]} ({place[1]})" if place[1] else place[0], fixes
+
+
+def _spec_at(value, spec_file):
+    """``spec.yaml:31``: a ``SPEC_PLACES`` value, a line of ``SPEC_FILE`` or ``file:line``."""
+    return f"{spec_file}:{value}" if isinstance(value, int) else value
+
+
+def _function_place(places, spec_file, code):
+    """``(spec path, file:line[, fixes])`` of expression function ``code``: its own entry
+    in ``SPEC_PLACES``, else the spec path it is named after (``x_records_case_id``)."""
+    entry = places.get(code)
+    if entry is not None:
+        return entry
+    for key, value in places.items():
+        if not key.startswith("x_") and "x_" + _identifier(key) == code:
+            return (key, _spec_at(value, spec_file))
+    return None
+
+
+def _identifier(where):
+    """The Python name a spec path gives its expression function (``records_case_id``)."""
+    return re.sub(r"_+", "_", re.sub(r"[^0-9A-Za-z_]+", "_", where).strip("_").lower())

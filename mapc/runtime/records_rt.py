@@ -69,11 +69,19 @@ def event_parent(st, tid, value, where):
     return st.parent_event(tid, coerce_id(st, value, where), where)
 
 
-def emit_event(st, ev, srcloc):
-    """Finish an event (its ``source`` location last), emit it, and return its id."""
-    ev["source"] = srcloc
+def emit_event(st, ev, srcloc=None, remember=False):
+    """Finish an event (its ``source`` location last, unless set already), emit it, remember
+    its id for later parent tests (``remember``) and return it. Its semantic view (hosts
+    that ask for one) is its kind alone: a rule with semantic fields sets the view itself."""
+    if srcloc is not None:
+        ev["source"] = srcloc
     st.emit(ev)
-    return ev["id"]
+    eid = ev["id"]
+    if remember:
+        st.remember_event(ev["trajectory_id"], eid)
+    if st.sem is not None:
+        st.sem[eid] = {"kind": ev["kind"]}
+    return eid
 
 
 def default_records(st, scope, kinds, parent=None, loc=""):
@@ -84,13 +92,15 @@ def default_records(st, scope, kinds, parent=None, loc=""):
     return parent
 
 
-def source_probe(
-    container, nbytes, nlines, required, required_text, when, confidence, fmt, tables,
-    csv_format=None,
-):
+def source_probe(fmt, container, nbytes, nlines, required, when, confidence, tables, *extra):
     """The ``probe(path, limit=None)`` of an adapter: at most ``nbytes`` (or RLViz's smaller
     ``limit``) and ``nlines`` lines, the ``required`` fields, and ``when(doc, scope)``;
-    ``csv_format`` is ``(columns, delimiter)`` of a csv container."""
+    ``extra``: the required fields as the spec wrote them when that is not the dotted paths,
+    then ``(columns, delimiter)`` of a csv container."""
+    required_text = tuple(".".join(map(str, p)) for p in required)
+    if extra and extra[0]:
+        required_text = extra[0]
+    csv_format = extra[1] if len(extra) > 1 else None
 
     def test(doc):
         return truthy(when(doc, {"tables": tables}))
@@ -111,7 +121,7 @@ def native_event_id(st, value, default, where):
     return default if eid is None else st.native_event_id(eid, where)
 
 
-def signal(st, owner, name, value, where, unit=None):
+def put_signal(st, owner, name, value, where, unit=None):
     """Emit signal ``name`` of ``owner`` (a trajectory or an event record) with ``value``.
 
     A null value (or name) emits nothing; a value that is not a number, string or boolean
@@ -124,7 +134,7 @@ def signal(st, owner, name, value, where, unit=None):
 
 
 def event_signal(st, ev, name, value, where, unit=None):
-    """Like :func:`signal`, for an event whose signals have distinct literal names: the id
+    """Like :func:`put_signal`, for an event whose signals have distinct literal names: the id
     ``<event id>:<name>`` is unique by construction, no bookkeeping needed."""
     if value.__class__ not in _PLAIN_SCALARS:  # anything but a string, integer or boolean
         value = coerce_scalar(st, value, _signal_where(where, name))
@@ -162,11 +172,23 @@ def _emit_signal(emit, owner, sid, name, value, unit):
     emit(sig)
 
 
-def semantic_view(kind, **fields):
-    """The conversational view of an event (RELAI's ATIF steps, cap-evolve's rollouts): its
-    kind and the semantic fields that are not null."""
-    view = {"kind": kind}
+def semantic_view(st, ev, **fields):
+    """Keep the conversational view of event ``ev`` (RELAI's ATIF steps, cap-evolve's
+    rollouts): its kind and the semantic fields that are not null."""
+    view = {"kind": ev["kind"]}
     for name, value in fields.items():
         if value is not None:
             view[name] = value
-    return view
+    st.sem[ev["id"]] = view
+
+
+def require_fields(value, required, fmt, at, line=None):
+    """Raise when ``value`` (the document, or JSON Lines line ``line``) lacks a field that
+    ``source.probe.require`` (at ``at``, ``spec.yaml:6``) names; ``fmt`` is the format id."""
+    missing = missing_required(value, required)
+    if missing is not None:
+        by = f", by source.probe.require at {at})" if at else ")"
+        if line is None:
+            raise MappingError(f"missing required field {missing} (not a " + fmt + " document"
+                               + by)
+        raise MappingError(f"line {line}: missing required field {missing} (not " + fmt + by)

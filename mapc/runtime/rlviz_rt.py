@@ -126,7 +126,10 @@ def rlviz_stream(req, map_source, max_bytes, max_line_bytes, out):
 
 
 def rlviz_main(argv, probe, map_source, max_bytes, max_line_bytes):
-    """Run one adapter operation; returns the exit status."""
+    """Run one adapter operation (``argv``: the arguments, by default the command line's);
+    returns the exit status."""
+    if argv is None:
+        argv = sys.argv[1:]
     try:
         operation, path = rlviz_parse_argv(argv)
         req = rlviz_read_request(operation, path)

@@ -273,16 +273,13 @@ def _context(spec: ir.Spec, rows: list[dict], prefix: str, plan) -> dict[str, An
 
 
 def _docstring(spec: ir.Spec, ctx: dict[str, Any]) -> str:
-    lines = [f"cap-evolve adapter for {comment_text(spec.name)} {comment_text(spec.version)} "
-             f"({comment_text(spec.source.format)} traces).", ""]
-    lines += description_lines(ctx["description"])
-    run = "replays the task's recorded trace" if ctx["replay"] else "runs the agent command (no shell)"
-    lines += [
-        "Drop this folder in as .capevolve/project/adapters/. tasks(split): the tasks in",
-        f"tasks.jsonl; run_target: {run} and maps it; score: {len(spec.evaluators)} evaluator(s),",
-        f"combined ({spec.combine}) into a reward in [0, 1]. Nothing is printed to stdout.",
-    ]
-    return "\n".join(lines)
+    from mapc.summary import header_table
+
+    run = "replays the task's recorded trace" if ctx["replay"] else "runs the agent (no shell)"
+    return (f"cap-evolve adapter {comment_text(spec.name)} {comment_text(spec.version)} (the folder"
+            " is .capevolve/project/adapters/):\n"
+            f"tasks.jsonl; run_target {run}; score combines ({spec.combine}) into [0, 1].\n\n"
+            + header_table(spec, evaluators=True))
 
 
 TARGET = CapEvolveTarget()

@@ -167,15 +167,12 @@ def _report(root: Path, selectors: list[str], *, run: bool, adapters: list[str] 
 
 
 def _docstring(spec: ir.Spec) -> str:
-    lines = [f"{RUNNER_MARK}: adapter {comment_text(spec.name)} {comment_text(spec.version)},",
-             f"for {comment_text(spec.source.format)} traces.", ""]
-    lines += description_lines(spec.description)
-    lines += [
-        "RELAI runs `python3 run.py --task-id ID --output PATH` from the project root: the agent",
-        "runs (or its trace is replayed), the trace is mapped into ATIF steps and scored, and one",
-        "relai.custom_run.v1 result is written at PATH, with `failure` if the task failed.",
-    ]
-    return "\n".join(lines)
+    from mapc.summary import header_table
+
+    return (f"{RUNNER_MARK}: adapter {comment_text(spec.name)} {comment_text(spec.version)}.\n"
+            "`python3 run.py --task-id ID --output PATH`: run (or replay) the agent, map its trace\n"
+            "into ATIF steps, score it, write one relai.custom_run.v1 result.\n\n"
+            + header_table(spec, evaluators=True))
 
 
 def _shell_quote(text: str) -> str:

@@ -160,15 +160,11 @@ class RlvizTarget(Target):
 
 
 def _docstring(spec: ir.Spec) -> str:
-    src = spec.source
-    lines = [f"RLViz adapter for {comment_text(src.format)} traces ({src.container}), spec "
-             f"{comment_text(spec.name)} {comment_text(spec.version)}.", ""]
-    lines += description_lines(spec.description)
-    lines += [
-        "RLViz runs `python3 adapter.py probe|stream --request PATH`: `probe` tests a bounded",
-        "prefix of the source, `stream` prints canonical NDJSON records. The source is only read.",
-    ]
-    return "\n".join(lines)
+    from mapc.summary import header_table
+
+    return (f"RLViz adapter {comment_text(spec.name)} {comment_text(spec.version)}: "
+            "`python3 adapter.py probe|stream --request PATH`.\n\n"
+            + header_table(spec, evaluators=False))
 
 
 def _record_counts(spec: ir.Spec, adapter: str, runtime_text: str, data: dict[str, bytes]) -> dict[str, int]:

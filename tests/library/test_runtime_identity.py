@@ -27,8 +27,22 @@ def test_every_library_spec_gets_the_same_rlviz_runtime(library_plugins):
 def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules():
     runtimes = {t: get_target(t).shared_runtime() for t in ("rlviz", "relai", "cap-evolve")}
     assert len({r.sha256 for r in runtimes.values()}) == 3
-    assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "rlviz_rt")
+    assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "records_rt", "rlviz_rt")
     assert "relai_main" in runtimes["relai"].units and "relai_main" not in runtimes["cap-evolve"].units
     for r in runtimes.values():
         assert r.text.startswith(f"# mapc {r.mapc_version} {r.target} runtime.")
         compile(r.text, RUNTIME_FILE, "exec")
+
+
+def test_no_runtime_unit_shadows_a_module_the_runtime_imports():
+    """A unit named like an imported module (a ``def signal`` next to ``import signal``)
+    replaces the module for every unit of the same file."""
+    import ast
+
+    for t in ("rlviz", "relai", "cap-evolve"):
+        r = get_target(t).shared_runtime()
+        tree = ast.parse(r.text)
+        imported = {(a.asname or a.name).split(".")[0] for n in tree.body
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assert imported and not imported & defined, (t, imported & defined)
