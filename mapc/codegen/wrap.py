@@ -2,8 +2,8 @@
 
 Generated code is read by people, so a statement longer than the line width is
 split at its final bracketed group (a call's arguments, a dict, a list or a
-tuple): its contents on one line of their own when they fit, else one element
-per line with a trailing comma, recursively. A long
+tuple): its contents on one line of their own when they fit, else as many
+elements a line as fit, with a trailing comma, recursively. A long
 ``if``/``elif`` condition joined by ``or``/``and`` is parenthesised and split
 at those operators. The text of every element is kept as it was, and a
 wrapped statement is only used when it parses to exactly the same syntax tree
@@ -182,10 +182,24 @@ def _explode(indent: str, text: str, toks, trailing: str, width: int) -> list[st
     if not had_comma and len(body) <= width and len(tail) <= width:
         # black's first choice: the bracket's contents on one line of their own
         return [head, body, tail]
+    # as many elements a line as fit (a reviewer reads fewer lines); one too long for a line
+    # of its own is split in turn
     lines = [head]
+    row = ""
     for x, y in items:
-        item = inner + _source(text, toks, x, y) + ","
-        lines += _wrap(item, width, in_brackets=True) or [item]
+        item = _source(text, toks, x, y) + ","
+        if len(inner + item) > width:
+            if row:
+                lines.append(inner + row)
+                row = ""
+            lines += _wrap(inner + item, width, in_brackets=True) or [inner + item]
+        elif row and len(inner + row + " " + item) > width:
+            lines.append(inner + row)
+            row = item
+        else:
+            row = f"{row} {item}" if row else item
+    if row:
+        lines.append(inner + row)
     lines.append(indent + text[toks[close].start[1] :] + trailing)
     return lines
 
