@@ -139,8 +139,9 @@ class Builder:
               key: bool = False, severity: str = "error") -> None:
         self.diags.append(self.spec.diag(code, path, message, hint=hint, key=key, severity=severity))
 
-    def expr(self, text: str, path: tuple, variables, *, offset: int = 0, raw_path: tuple | None = None) -> ir.Expr | None:
-        """Compile one expression; ``offset`` locates it inside a larger string (templates)."""
+    def expr(self, text: str, path: tuple, variables, *, offset: int = 0, raw_path: tuple | None = None,
+             template: bool = False) -> ir.Expr | None:
+        """Compile one expression; ``offset`` locates it inside a larger string (``template``)."""
         where = raw_path or path
         if len(text) > MAX_EXPRESSION_CHARS:  # compiling takes time in proportion: bound it
             self.diags.append(self.spec.diag(
@@ -153,9 +154,12 @@ class Builder:
             compiled = compile_expression(text, variables=frozenset(variables))
         except ExpressionError as exc:
             mark = self.spec.expression_mark(where, offset + max(exc.column or 0, 0))
+            hint = exc.hint
+            if template and hint is None and exc.kind == "syntax":  # `{% ... %}` meant as text
+                hint = "a template's `{...}` holds an expression; write `{{` and `}}` for literal braces"
             self.diags.append(
                 self.spec.diag(_EXPR_CODES.get(exc.kind, "expression_error"), path, exc.message,
-                               hint=exc.hint, mark=mark)
+                               hint=hint, mark=mark)
             )
             return None
         mark = self.spec.mark(where)
@@ -664,7 +668,7 @@ class Builder:
                     buf = ""
                 inner = text[i + 1 : end]
                 lead = len(inner) - len(inner.lstrip())
-                e = self.expr(inner.strip(), path, variables, offset=i + 1 + lead)
+                e = self.expr(inner.strip(), path, variables, offset=i + 1 + lead, template=True)
                 if e is None:
                     ok = False
                 else:
