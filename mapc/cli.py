@@ -609,7 +609,8 @@ def init(
     sample: Path = typer.Option(..., "--from", help="A sample trace (JSON or JSON Lines)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the spec here (default: print it)."),
     name: Optional[str] = typer.Option(None, "--name", help="Adapter name (default: from the sample's file name)."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing spec file (never the "
+                               "sample's expected records: `mapc test --update` writes those)."),
     no_library: bool = typer.Option(False, "--no-library", help="Draft from the sample even if a library spec fits."),
     no_values: bool = typer.Option(False, "--no-values", help="Draft from the structure alone: read no value, "
                                    "not even those of discriminator fields such as `type` or `role`."),
@@ -629,7 +630,7 @@ def init(
             write_spec(draft.text, out, force=force)
             draft.notes.append(_write_project_schema(draft.schema))
             with allowing([sample.resolve().parent]):  # the sample the user named here
-                draft.notes += write_first_expected(out, force=force)
+                draft.notes += write_first_expected(out)  # reviewed records are the user's: kept
     except InitError as exc:
         if as_json:
             typer.echo(json.dumps({"ok": False, "error": str(exc), "code": "init"}))

@@ -148,10 +148,11 @@ def write_spec(text: str, out: Path, *, force: bool = False) -> None:
         raise
 
 
-def write_first_expected(spec_path: Path, *, force: bool = False) -> list[str]:
+def write_first_expected(spec_path: Path) -> list[str]:
     """Write the draft's first expected records (as `mapc test --update` does), so the next
     change to the spec or the source is measured against what the draft maps now. An
-    expected file that already exists is kept unless ``force``. Returns notes for the user."""
+    expected file that already exists is kept, even when the spec is overwritten: its records
+    were reviewed (`mapc test --update` replaces them). Returns notes for the user."""
     from mapc.build import load_checked
     from mapc.spectest.cases import spec_cases
     from mapc.spectest.runner import WRITTEN, run_tests
@@ -160,7 +161,7 @@ def write_first_expected(spec_path: Path, *, force: bool = False) -> list[str]:
     if spec is None:
         return [f"no expected records written: `mapc check {spec_path}` says why the spec does not load"]
     kept = [c.expected for c in spec_cases(spec) if c.expected is not None and c.expected.exists()]
-    if kept and not force:
+    if kept:
         return [f"kept {os.path.relpath(p)} (it exists): `mapc test {spec_path}` compares with it" for p in kept]
     report = run_tests(spec_path, update=True, spec=spec)
     notes = [f"wrote {os.path.relpath(r.case.expected)}: the records the draft maps from the sample; "

@@ -140,8 +140,11 @@ def test_init_cli_writes_then_refuses_to_overwrite(tmp_path):
     second = _mapc("init", "--from", str(sample), "-o", str(out))
     assert second.returncode == 2 and "already exists" in second.stderr and "--force" in second.stderr
     assert out.read_text() == "# my edits\n", "an existing spec is never overwritten"
+    expected = tmp_path / "airline_run1.truncated.json.expected.ndjson"
+    reviewed = expected.read_bytes()
     forced = _mapc("init", "--from", str(sample), "-o", str(out), "--force", "--no-library")
     assert forced.returncode == 0 and "# TODO" in out.read_text()
+    assert expected.read_bytes() == reviewed and "kept" in forced.stderr, "--force overwrites the spec only"
     # the draft's first expected records (mapc test) sit beside the spec, as the sample is elsewhere
     assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json.expected.ndjson",
                                                           "spec.yaml"], "no temporary files left behind"
