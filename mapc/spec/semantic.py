@@ -807,9 +807,12 @@ class Builder:
                        hint=f"paths are relative to the spec's folder ({folder})")
             return None
         except safeio.UnsafePath as exc:
-            self.error("file_outside_spec" if "spec's folder" in str(exc) else "not_a_file", path,
+            outside = "spec's folder" in str(exc)
+            self.error("file_outside_spec" if outside else "not_a_file", path,
                        f"the {what} {rel} {exc}; mapc reads only regular files inside the spec's folder",
-                       hint=safeio.outside_hint(folder))
+                       hint=safeio.outside_hint(folder) if outside else
+                       f"name a regular file (a named pipe, device or folder cannot be a {what}); "
+                       "copy the data into a file")
             return None
         except OSError as exc:
             self.error("unreadable", path, f"cannot read {rel}: {exc.strerror or exc}")
