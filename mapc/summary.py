@@ -103,9 +103,12 @@ def header_table(spec, *, evaluators: bool) -> str:
            + f"; probe {probe['bytes']} bytes" + (f" / {probe['lines']} lines" if read["container"] != "json" else "")]
     test = ([f"requires {', '.join(probe['require'])}"] if probe["require"] else []) + (
         [f"when {probe['when']}"] if probe["when"] else [])
-    if test and len("; ".join(test)) <= 86:
-        test = ["; ".join(test)]
-    out += ["         " + x for x in test]
+    if test and len(out[0] + "; " + "; ".join(test)) <= 95:
+        out[0] += "; " + "; ".join(test)  # all on the first line when it fits
+    else:
+        if test and len("; ".join(test)) <= 86:
+            test = ["; ".join(test)]
+        out += ["         " + x for x in test]
     out.append("line     emits")
     left_out = [rec["record"] for rec in emits["records"] if rec["how"].endswith(", not in the spec")]
     if len(left_out) > 1:  # one row for the levels the spec leaves out

@@ -408,6 +408,10 @@ class FunctionCompiler:
     def _project(self, base: Expr, right: dict, is_object: bool,
                  condition: dict | None = None) -> Expr:
         """Shared code for ``[*]``, ``.*``, ``[]`` and ``[?...]`` projections."""
+        if not is_object and condition is None and right["type"] == "field":
+            # the commonest projection, `items[*].name`: one runtime call
+            return _call(self.use_helper("_jp_pluck"), [base.src, literal_source(right["value"])],
+                         pure=base.pure)
         b = self.bind(base).src
         kind = "dict" if is_object else "list"
         source = f"{b}.values()" if is_object else b

@@ -132,6 +132,20 @@ def _jp_path(value, keys):
     return value
 
 
+def _jp_pluck(value, key):
+    """``value[*].key``: the non-null ``key`` fields of the objects in array ``value``; null
+    if ``value`` is not an array."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for element in value:
+        if isinstance(element, dict):
+            field = element.get(key)
+            if field is not None:
+                out.append(field)
+    return out
+
+
 def _jp_flatten(value):
     """Flatten one level of nesting (``expr[]``); null if ``value`` is not an array."""
     if not isinstance(value, list):
