@@ -108,7 +108,8 @@ def test_headers_and_readmes_stay_inert(builds):
     to a README."""
     adapter = (builds["outs"]["rlviz"] / "adapter.py").read_text(encoding="utf-8").splitlines()
     assert adapter[0] == "#!/usr/bin/env python3"
-    assert [line[:2] for line in adapter[1:4]] == ["# "] * 3 and not adapter[4].startswith("# ")
+    n = 5  # the provenance header's lines (mapc.provenance.header_lines), no more
+    assert [line[:2] for line in adapter[1:1 + n]] == ["# "] * n and not adapter[1 + n].startswith("# ")
     for target in ("rlviz", "cap-evolve"):
         readme = (builds["outs"][target] / "README.md").read_text(encoding="utf-8")
         assert readme.startswith("<!--\n") and readme.count("<!--") == 1 and readme.count("-->") == 1, target
