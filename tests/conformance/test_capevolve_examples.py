@@ -63,6 +63,8 @@ def test_builds_and_passes_the_real_check_and_run(spec_path, tmp_path, real_cape
     mapc_check = result.validation.payload["cap-evolve check"]
     assert mapc_check["ok"] is True and mapc_check["problems"] == check["problems"] == []
     assert result.ok, result.validation.text
+    beyond = [c for c in result.validation.payload["checks"] if not c["contract"]]
+    assert len(beyond) >= 12 and all(c["ok"] for c in beyond), beyond
 
     assert run["ok"] is True and run["strict_ok"] is True, {k: v for k, v in run.items() if k != "stderr"}
     assert run["errored_rollouts"] == 0 and run["n_tasks_all"] == len(spec.tasks.items)
