@@ -44,6 +44,23 @@ def _spec(folder: Path, version: str = "0.1.0") -> Path:
     return folder / "spec.yaml"
 
 
+def _built(tmp_path: Path, out: Path | None = None) -> Path:
+    """A first build (spec version 0.1.0) into ``out`` (default ``tmp_path / "out"``)."""
+    out = tmp_path / "out" if out is None else out
+    assert build(_spec(tmp_path / "spec"), "rlviz", out, validate=False).ok
+    return out
+
+
+def _rebuild(tmp_path: Path, out: Path):
+    """A second build, with other bytes (spec version 0.2.0), into the same ``out``."""
+    return build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    """Staging or old-output folders a build left beside its output."""
+    return [p.name for p in folder.iterdir() if any(m in p.name for m in LEFTOVER)]
+
+
 def _state(folder: Path) -> dict[str, tuple]:
     """Every entry under ``folder``: bytes of files, owner and mode of everything."""
     out = {}
@@ -91,9 +108,7 @@ def mount(tmp_path):
 # -- disk full ------------------------------------------------------------------------------
 def test_disk_full_is_a_plain_error_and_the_old_output_stays(tmp_path, mount):
     disk = mount(tmp_path / "disk", "1m")
-    spec = _spec(tmp_path / "spec")
-    out = disk / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path, disk / "out")
     before = _state(disk)
     filler = disk / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
@@ -105,20 +120,16 @@ def test_disk_full_is_a_plain_error_and_the_old_output_stays(tmp_path, mount):
     finally:
         os.close(fd)
     before["filler"] = _state(disk)["filler"]
-    spec = _spec(tmp_path / "spec", "0.2.0")  # a build with other bytes
-    result = build(spec, "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)  # a build with other bytes
     _assert_plain(result, out, "No space left on device", "unchanged")
     assert _state(disk) == before
 
 
 def test_a_write_refused_midway_leaves_the_old_output(tmp_path, monkeypatch):
     """The same through fault injection (any user): the third write of the build fails."""
-    spec = _spec(tmp_path / "spec")
-    out = tmp_path / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path)
     (out / "notes.txt").write_text("the user's notes\n")
     before = _state(out)
-    spec = _spec(tmp_path / "spec", "0.2.0")
     calls = []
     real_write = output._write_all
 
@@ -129,10 +140,10 @@ def test_a_write_refused_midway_leaves_the_old_output(tmp_path, monkeypatch):
         real_write(fd, data)
 
     monkeypatch.setattr(output, "_write_all", failing)
-    result = build(spec, "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)
     _assert_plain(result, out, "No space left on device", "unchanged", "free some space")
     assert _state(out) == before
-    assert [p.name for p in tmp_path.iterdir() if any(m in p.name for m in LEFTOVER)] == []
+    assert _leftovers(tmp_path) == []
 
 
 # -- where the output is ----------------------------------------------------------------------
@@ -142,23 +153,21 @@ def test_an_output_that_is_a_mount_point(tmp_path, mount):
     result = build(_spec(tmp_path / "spec"), "rlviz", out, validate=False)
     _assert_plain(result, out, "mount point", "build into a folder inside it")
     assert sorted(p.name for p in out.iterdir()) == ["kept.txt"]
-    assert [p.name for p in tmp_path.iterdir() if any(m in p.name for m in LEFTOVER)] == []
+    assert _leftovers(tmp_path) == []
 
 
 def test_a_mount_inside_the_output_is_refused_not_emptied(tmp_path, mount):
-    spec = _spec(tmp_path / "spec")
-    out = tmp_path / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path)
     cache = mount(out / "cache", "1m")
     (cache / "big.bin").write_bytes(b"x" * 1000)
     before = _state(tmp_path)
-    result = build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)
     after = _state(tmp_path)
     _assert_plain(result, out, "cache is a mount point", "unmount it")
     assert (cache / "big.bin").read_bytes() == b"x" * 1000
     assert {k: v for k, v in after.items() if not k.startswith("spec")} == \
         {k: v for k, v in before.items() if not k.startswith("spec")}
-    assert [p.name for p in tmp_path.iterdir() if any(m in p.name for m in LEFTOVER)] == []
+    assert _leftovers(tmp_path) == []
 
 
 def test_an_output_below_a_file(tmp_path):
@@ -173,35 +182,29 @@ def test_an_output_below_a_file(tmp_path):
 
 def test_a_read_only_parent(tmp_path, mount):
     disk = mount(tmp_path / "disk", "1m")
-    spec = _spec(tmp_path / "spec")
-    out = disk / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path, disk / "out")
     before = _state(disk)
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-    result = build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)
     _assert_plain(result, out, "Read-only file system", "unchanged")
     assert _state(disk) == before
 
 
 def test_an_unwritable_parent_through_fault_injection(tmp_path, monkeypatch):
-    spec = _spec(tmp_path / "spec")
-    out = tmp_path / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path)
     before = _state(out)
 
     def refused(real, held):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(real.parent))
 
     monkeypatch.setattr(output, "_make_stage", refused)
-    result = build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)
     _assert_plain(result, out, "Permission denied", "unchanged", "fix its permissions")
     assert _state(out) == before
 
 
 def test_a_stage_that_vanishes_midway(tmp_path, monkeypatch):
-    spec = _spec(tmp_path / "spec")
-    out = tmp_path / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path)
     (out / "notes.txt").write_text("the user's notes\n")
     before = _state(out)
     real_carry = output._carry
@@ -211,7 +214,7 @@ def test_a_stage_that_vanishes_midway(tmp_path, monkeypatch):
         return real_carry(src, dst, *args)
 
     monkeypatch.setattr(output, "_carry", vanishing)
-    result = build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False)
+    result = _rebuild(tmp_path, out)
     _assert_plain(result, out, "unchanged", "build again")
     assert _state(out) == before
 
@@ -220,16 +223,14 @@ def test_a_stage_that_vanishes_midway(tmp_path, monkeypatch):
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                     reason="only root can rebuild another user's folder")
 def test_a_rebuild_as_root_keeps_the_users_folders_theirs(tmp_path):
-    spec = _spec(tmp_path / "spec")
-    out = tmp_path / "out"
-    assert build(spec, "rlviz", out, validate=False).ok
+    out = _built(tmp_path)
     (out / "data").mkdir()
     (out / "data" / "mine.txt").write_text("the user's file\n")
     for path in (out, out / "data", out / "data" / "mine.txt", out / "testdata"):
         os.chown(path, 4321, 4321)
     os.chmod(out, 0o750)
     os.chmod(out / "data", 0o700)
-    assert build(_spec(tmp_path / "spec", "0.2.0"), "rlviz", out, validate=False).ok
+    assert _rebuild(tmp_path, out).ok
     for rel, mode in (("", 0o750), ("data", 0o700), ("testdata", None)):
         info = os.lstat(out / rel)
         assert (info.st_uid, info.st_gid) == (4321, 4321), rel
