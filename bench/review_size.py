@@ -5,6 +5,7 @@ Usage::
 
     python bench/review_size.py            # every example and library spec, every target it builds for
     python bench/review_size.py --json     # the same rows as JSON
+    python bench/review_size.py --save DIR # also write each build's entry file under DIR
 
 For each spec (the examples, the library specs, the bench specs and the README
 tutorial) and each target whose checks it passes, the script renders the build
@@ -65,7 +66,7 @@ def _lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
-def measure(label: str, path: Path, target_name: str, work: Path) -> dict | None:
+def measure(label: str, path: Path, target_name: str, work: Path, save: Path | None = None) -> dict | None:
     from mapc.build import load_checked, output_files, resolve_target
 
     target = resolve_target(target_name)
@@ -78,6 +79,10 @@ def measure(label: str, path: Path, target_name: str, work: Path) -> dict | None
         name = rel.rsplit("/", 1)[-1]
         text = data.decode("utf-8", "replace")
         if name in ENTRY_NAMES:
+            if save is not None:
+                keep = save / target_name / (re.sub(r"\W+", "-", label).strip("-") + ".py")
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                keep.write_bytes(data)
             old = _OLD_RUNTIME.search(text)
             copied = _lines(old.group(0)) if old else 0
             entry += _lines(text) - copied
@@ -92,13 +97,15 @@ def measure(label: str, path: Path, target_name: str, work: Path) -> dict | None
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--save", type=Path, metavar="DIR",
+                        help="write each build's entry file to DIR/TARGET/SPEC.py (to read or diff them)")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="mapc-review-size-") as tmp:
         work = Path(tmp)
         for label, path in spec_files(work):
             for target in TARGETS:
-                row = measure(label, path, target, work)
+                row = measure(label, path, target, work, args.save)
                 if row is not None:
                     rows.append(row)
     if args.json:

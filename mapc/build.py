@@ -69,7 +69,7 @@ def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[i
 
 
 def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[str, bytes]]:
-    program = build_program(spec)
+    program = build_program(spec, semantics=target.semantic_views)
     return program, with_runtime(target, target.render(spec, program, out_dir))
 
 
@@ -258,7 +258,8 @@ def mapping_runtime_text() -> str:
 
 def mapping_source(spec: ir.Spec) -> str:
     """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``): the
-    mapping functions an RLViz adapter of the spec holds, importing from its runtime module."""
+    mapping functions an RLViz adapter of the spec holds, importing from its runtime module,
+    and the semantic views RELAI and cap-evolve read (``collect_records``)."""
     return module_source(
         build_program(spec),
         entry="",

@@ -90,9 +90,12 @@ def _constant_text(v) -> str | None:
 class MappingGenerator:
     """Generates ``map_source`` and the level functions for one spec."""
 
-    def __init__(self, spec: ir.Spec, exprs: ExprTable):
+    def __init__(self, spec: ir.Spec, exprs: ExprTable, semantics: bool = True):
         self.spec = spec
         self.x = exprs
+        #: write what only a semantic view reads (each event's view, a trajectory's
+        #: final_output): hosts that build conversations from events (RELAI, cap-evolve)
+        self.semantics = semantics
         self.jsonl = spec.source.streams_lines  # jsonl or csv: one value per line / row
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")
@@ -421,7 +424,7 @@ class MappingGenerator:
         with w.indent():
             w.line("emit(rec)")
         if name == "trajectory":
-            if lv.final_output is not None:
+            if lv.final_output is not None and self.semantics:
                 w.line("if st.sem is not None:")
                 with w.indent():
                     w.line(f'st.final_outputs[rec["id"]] = {self.x.value(lv.final_output, el, "s")}')
@@ -758,7 +761,7 @@ class MappingGenerator:
         elif args.endswith("None"):
             args = "st, ev"
         w.line(f"{'prev = ' if self.tracks_last else ''}emit_event({args})")
-        if t.semantic:  # a view of its own (emit_event's is the kind alone)
+        if t.semantic and self.semantics:  # a view of its own (emit_event's is the kind alone)
             fields = "".join(f", {k}={k}" for k, _ in t.semantic)
             w.line("if st.sem is not None:")
             with w.indent():

@@ -135,9 +135,11 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
     return w.text()
 
 
-def build_program(spec: ir.Spec) -> Program:
+def build_program(spec: ir.Spec, semantics: bool = True) -> Program:
+    """The spec's generated code; ``semantics=False`` leaves out what only a semantic view
+    of events reads (see :attr:`mapc.targets.Target.semantic_views`)."""
     exprs = ExprTable()
-    generator = MappingGenerator(spec, exprs)
+    generator = MappingGenerator(spec, exprs, semantics)
     mapping = generator.generate()
     # the probe gets its own expression table: targets that never probe leave it all out
     probe_exprs = ExprTable()

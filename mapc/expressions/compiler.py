@@ -637,6 +637,11 @@ class FunctionCompiler:
 #: Functions that never raise, whatever their arguments: called in line (no function of
 #: their own is needed to name the spec place of a failure)
 _INLINE_FUNCTIONS = frozenset({"to_string", "type", "not_null", "to_number", "coalesce", "to_array"})
+#: ``iso8601(value[, unit])`` never raises when the unit is left out or one of these literals
+_ISO8601_UNITS = ("s", "ms", "us", "ns")
+#: a field read's guard, left out when a line's length is judged: the generated code drops it
+#: for a variable known to hold an object (``ExprTable.assume_dicts``)
+_DICT_GUARD = re.compile(r" if isinstance\((\w+), dict\) else None")
 
 
 class InlineCompiler:
@@ -673,18 +678,28 @@ class InlineCompiler:
             return Expr(f"not {t.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
         if kind in ("and_expression", "or_expression"):
             return self._logical(node, kind == "or_expression")
-        if kind == "function_expression" and node["value"] in _INLINE_FUNCTIONS:
+        if kind == "function_expression" and self._never_raises(node):
             args = [self.compile(child) for child in node["children"]]
             if any(a is None for a in args):
                 return None
             helper = FUNCTIONS[node["value"]].helper
             src = f"{helper}({', '.join(a.src for a in args)})"
-            if len(src) > 60:  # a long line in a longer statement: a function of its own
+            # a long call in a longer statement: a function of its own (counted without the
+            # guards of field reads, which are dropped when the value is known to be an object)
+            if len(_DICT_GUARD.sub("", src)) > 60 or len(src) > 76:
                 return None
             self.helpers.add(helper)
             return Expr(src, ATOM,
                         pure=all(a.pure for a in args), nonnull=node["value"] in NON_NULL_FUNCTIONS)
         return None
+
+    @staticmethod
+    def _never_raises(node: dict) -> bool:
+        """A call of a function that cannot raise with these arguments (see _INLINE_FUNCTIONS)."""
+        name, args = node["value"], node["children"]
+        if name == "iso8601":
+            return len(args) == 1 or args[1]["type"] == "literal" and args[1]["value"] in _ISO8601_UNITS
+        return name in _INLINE_FUNCTIONS
 
     def _truth(self, e: Expr) -> Expr:
         t = truth(e)

@@ -65,6 +65,9 @@ class Target:
 
     #: Runtime modules (``mapc/runtime/*_rt.py``) this target's runtime holds besides the core.
     runtime_modules: tuple[str, ...] = ()
+    #: Whether the host reads events' semantic views (``MapState(semantics=True)``: role,
+    #: content... of each event, a trajectory's ``final_output``); if not, no code computes them.
+    semantic_views: bool = True
 
     def shared_runtime(self):
         """The runtime module every build for this target writes (``mapc.runtime.SharedRuntime``)."""

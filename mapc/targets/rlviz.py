@@ -74,6 +74,7 @@ class RlvizTarget(Target):
     name = "rlviz"
     description = "RLViz adapter plugin: rlviz-plugin.yaml, adapter.py, test_adapter.py, testdata/"
     runtime_modules = ("rlviz_rt",)
+    semantic_views = False  # RLViz reads canonical records only
 
     # -- spec rules -----------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
