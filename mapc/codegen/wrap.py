@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import io
 import keyword
+import re
 import textwrap
 import tokenize
 
@@ -102,8 +103,62 @@ def wrap_line(line: str, width: int = WIDTH) -> list[str]:
     out = _wrap(line, width)
     header = line.rstrip().endswith(":")
     if out is None or not _same_tree(line, out, header):
+        out = [line]
+    if all(len(part) <= width for part in out):
+        return out
+    split = [piece for part in out for piece in _split_string(part, width)]
+    return split if _same_tree(line, split, header) else out
+
+
+def _split_string(line: str, width: int) -> list[str]:
+    """A line still too long for a string literal in it (a spec's text): its longest plain
+    string goes in parentheses on lines of its own, as implicit concatenation of pieces cut
+    after spaces where it needs more than one line."""
+    if len(line) <= width:
         return [line]
-    return out
+    indent = line[: len(line) - len(line.lstrip())]
+    text = line.strip()
+    strings = [t for t in _tokens(text) or () if t.type == tokenize.STRING and t.string[0] in "'\""
+               and t.start[0] == t.end[0] == 1 and not t.string.startswith(("'''", '"""'))]
+    if not strings:
+        return [line]
+    tok = max(strings, key=lambda t: len(t.string))
+    inner = indent + "    "
+    pieces = _pieces(ast.literal_eval(tok.string), width - len(inner), tok.string[0])
+    if not pieces:
+        return [line]  # an empty string: `()` would be a tuple
+    head = indent + text[: tok.start[1]] + "("
+    return [head] + [inner + piece for piece in pieces] + [indent + ")" + text[tok.end[1] :]]
+
+
+def _pieces(value: str, room: int, quote: str) -> list[str]:
+    """``value`` as string literals of at most ``room`` characters (at least one character
+    each), cut after spaces where it can be; each piece is written whole, so no escape is cut."""
+    out: list[str] = []
+    chunk = ""
+    for word in re.findall(r"\S+\s*|\s+", value):
+        while word:
+            if len(_quoted(chunk + word, quote)) <= room:
+                chunk, word = chunk + word, ""
+            elif chunk:
+                out.append(chunk)
+                chunk = ""
+            else:  # a word longer than a line: as much of it as fits
+                cut = next((i for i in range(min(len(word), room), 1, -1) if len(_quoted(word[:i], quote)) <= room), 1)
+                out.append(word[:cut])
+                word = word[cut:]
+    if chunk:
+        out.append(chunk)
+    return [_quoted(piece, quote) for piece in out]
+
+
+def _quoted(value: str, quote: str = "'") -> str:
+    """``repr(value)`` (line and paragraph separators escaped, as :func:`mapc.codegen.pysrc.literal`
+    writes it) in ``quote`` marks when it can be."""
+    text = repr(value).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    if text[0] == quote or quote != '"':
+        return text
+    return '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
 
 
 def _wrap(line: str, width: int, in_brackets: bool = False) -> list[str] | None:
