@@ -236,6 +236,9 @@ class MapState:
         self.known_events = IdTable()  # trajectory id and event id (event_key) -> 1
         self.ordinals = IdTable()  # level and ordinal_by value -> count
         self.sem = {} if semantics else None
+        # write_canonical's writer of a record's JSON text: signals are written as text
+        # (records_rt's _emit_signal), without a dict to encode; None: records are collected
+        self.line = None
         self.final_outputs = {}
         self._owner = None
         self._owner_names = {}
@@ -1443,22 +1446,31 @@ def compact_encoder():
     value that contains itself recurses until RecursionError and is then
     encoded by the standard encoder, which raises its own error for it.
     """
-    standard = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return standard.encode
-    c_encode = make(
-        None, standard.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
-    )
+    c_encode, standard = _compact_encoders()
+    if c_encode is None:
+        return standard
     join = "".join
 
     def encode(value):
         try:
             return join(c_encode(value, 0))
         except RecursionError:
-            return standard.encode(value)
+            return standard(value)
 
     return encode
+
+
+def _compact_encoders():
+    """CPython's C encoder of :func:`compact_encoder` (None without one) and the standard
+    ``encode`` it stands for."""
+    standard = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None, standard.encode
+    c_encode = make(
+        None, standard.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+    return c_encode, standard.encode
 
 
 def encode_line(line, ascii_encode):
@@ -1478,7 +1490,8 @@ def write_canonical(map_source, src, out, st=None):
     as they come and written 256 at a time.
     """
     st = st if st is not None else MapState()
-    encode = compact_encoder()
+    c_encode, encode = _compact_encoders()
+    join = "".join
     ascii_encode = json.JSONEncoder(
         ensure_ascii=True, separators=(",", ":"), allow_nan=False
     ).encode
@@ -1495,11 +1508,27 @@ def write_canonical(map_source, src, out, st=None):
         written += len(lines)
         lines.clear()
 
-    def emit(record):
-        lines.append(encode(record))
+    def line(text):  # a record the runtime encoded itself (MapState.line)
+        lines.append(text)
         if len(lines) >= 256:
             write_lines()
 
+    if c_encode is None:
+
+        def emit(record):
+            line(encode(record))
+
+    else:  # the C encoder called here: one Python call a record, not three
+
+        def emit(record):
+            try:
+                lines.append(join(c_encode(record, 0)))
+            except RecursionError:
+                lines.append(encode(record))  # raises the standard encoder's error
+            if len(lines) >= 256:
+                write_lines()
+
+    st.line = line
     map_source(src, st, emit)
     emit({"record_type": "complete", "records": written + len(lines), "warnings": st.warnings})
     write_lines()

@@ -5,6 +5,9 @@ what the spec says: which field, which expression, which spec line. ``st.emit`` 
 ``emit`` that ``map_source`` was given.
 """
 
+import json
+import math
+
 _PLAIN_SCALARS = (str, int, bool)
 _PARENT_KEYS = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
 _DEFAULT_PREFIXES = {"case": "case", "group": "group", "trajectory": "traj"}
@@ -128,9 +131,17 @@ def put_signal(st, owner, name, value, where, unit=None):
     is a warning at ``where``: the signal's spec path, or that of the ``signals`` mapping
     that holds it under its name. The id is ``<owner id>:<name>``, numbered if it repeats.
     """
-    value = coerce_scalar(st, value, _signal_where(where, name))
-    if value is not None and name is not None:
-        _emit_signal(st.emit, owner, st.child_id(owner["id"], name), name, value, unit)
+    if value.__class__ not in _PLAIN_SCALARS:  # anything but a string, integer or boolean
+        value = coerce_scalar(st, value, _signal_where(where, name))
+        if value is None:
+            return
+    if name is not None:
+        oid = owner["id"]
+        sid = st.child_id(oid, name)
+        if owner["record_type"] == "event":
+            _emit_signal(st, sid, owner["trajectory_id"], oid, name, value, unit)
+        else:
+            _emit_signal(st, sid, oid, None, name, value, unit)
 
 
 def event_signal(st, ev, name, value, where, unit=None):
@@ -141,17 +152,7 @@ def event_signal(st, ev, name, value, where, unit=None):
         if value is None:
             return
     eid = ev["id"]
-    sig = {
-        "record_type": "signal",
-        "id": eid + ":" + name,
-        "trajectory_id": ev["trajectory_id"],
-        "event_id": eid,
-        "name": name,
-        "value": value,
-    }
-    if unit is not None:
-        sig["unit"] = unit
-    st.emit(sig)
+    _emit_signal(st, eid + ":" + name, ev["trajectory_id"], eid, name, value, unit)
 
 
 def _signal_where(where, name):
@@ -159,17 +160,56 @@ def _signal_where(where, name):
     return (where + "." + name if where.endswith(".signals") else where) + ".value"
 
 
-def _emit_signal(emit, owner, sid, name, value, unit):
-    if owner["record_type"] == "event":
-        tid = owner["trajectory_id"]
-        sig = {"record_type": "signal", "id": sid, "trajectory_id": tid, "event_id": owner["id"]}
+def _emit_signal(st, sid, tid, eid, name, value, unit):
+    """Emit a signal record (``eid``: the event it belongs to, or None). Written as JSON text
+    when ``st.line`` takes text (write_canonical): the same bytes as the C encoder makes of
+    the record, without building and encoding a dict (a quarter of a JSON Lines trace's
+    records are signals)."""
+    line = st.line
+    if line is not None:
+        text = _SCALAR_TEXT.get(value.__class__, _no_text)(value)
+        if text is not None:  # a string, integer, boolean or finite float: as json writes it
+            if eid is None:
+                head = f'{{"record_type":"signal","id":{_quote(sid)},"trajectory_id":{_quote(tid)}'
+            else:
+                head = (
+                    f'{{"record_type":"signal","id":{_quote(sid)},"trajectory_id":{_quote(tid)}'
+                    f',"event_id":{_quote(eid)}'
+                )
+            if unit is None:
+                line(f'{head},"name":{_quote(name)},"value":{text}}}')
+            else:
+                line(f'{head},"name":{_quote(name)},"value":{text},"unit":{_quote(unit)}}}')
+            return
+    if eid is None:
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": tid}
     else:
-        sig = {"record_type": "signal", "id": sid, "trajectory_id": owner["id"]}
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": tid, "event_id": eid}
     sig["name"] = name
     sig["value"] = value
     if unit is not None:
         sig["unit"] = unit
-    emit(sig)
+    st.emit(sig)
+
+
+def _no_text(value):
+    """Not a value _emit_signal writes as text: the record is encoded as a dict."""
+    return None
+
+
+def _json_float(value):
+    """A float as json writes it (its repr); not finite: None, for the encoder's own error."""
+    return float.__repr__(value) if math.isfinite(value) else None
+
+
+_quote = json.encoder.encode_basestring  # a JSON string, as JSONEncoder(ensure_ascii=False)
+# A signal value's JSON text, as json's encoder writes it (bool before int: it is one).
+_SCALAR_TEXT = {
+    str: _quote,
+    int: int.__repr__,
+    bool: lambda value: "true" if value else "false",
+    float: _json_float,
+}
 
 
 def semantic_view(st, ev, **fields):

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mapc import runtime
-from mapc.build import mapping_namespace
+from mapc.build import mapping_namespace, mapping_runtime_text
 from mapc.codegen.program import build_program
 from mapc.runtime import jmespath_rt
 from mapc.runtime import mapping_rt as rt
@@ -112,6 +112,9 @@ def _iso8601_by_fields(value, per_second=1):
 def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
     rng = random.Random(5)
     values = [rng.uniform(-7e10, 3e11) for _ in range(3000)] + [rng.randint(-10**12, 10**13) for _ in range(3000)]
+    # half a microsecond either way (rounded half to even), a day's last instant, not finite
+    values += [5e-7, 1.5e-6, 2.5e-6, -5e-7, -1.5e-6, 86399.9999995, 59.9999995, 1.0000005, 1e-7, -1e-7,
+               float("nan"), float("inf"), -float("inf"), 2**63, -2**63, 10**30, -(10**30)]
     values += [0, 0.0, -1.5, 1e308, -62135596800, -62135596801, 253402300799, 253402300800, 1736000002.853,
                "2024-01-01T00:00:00", "2024-01-01T23:30:00-05:00", "0001-01-01T00:00:00+01:00",
                "9999-12-31T23:59:59-01:00", "2024-01-01 10:00:00.5+02:00", "0999-05-05", "not a date"]
@@ -120,6 +123,38 @@ def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
             if isinstance(v, str) and unit != "s":
                 continue
             assert jmespath_rt._jp_iso8601(v, unit) == _iso8601_by_fields(v, per_second), (v, unit)
+
+
+def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
+    """write_canonical writes signals as text (records_rt._emit_signal): the same bytes as the
+    records collect_records keeps, encoded; values that are not written as text still are."""
+    ns = {}
+    exec(compile(mapping_runtime_text(), "mapc_runtime.py", "exec"), ns)
+    values = ["x", 'é \u2028 "\\ \x00', "\ud800", 0, -5, 10**30, True, False, 2.5, -0.0, 1e16, 1e-07,
+              1736000002.853, float("nan"), float("inf"), [1], {"a": 1}, None]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("{}\n")
+
+    def map_source(src, st, emit):
+        st.src, st.emit = src, emit  # as a generated map_source starts
+        traj = {"record_type": "trajectory", "id": 'traj "é"', "group_id": "g"}
+        ev = {"record_type": "event", "id": "evt@L1", "trajectory_id": traj["id"], "kind": "step"}
+        for i, value in enumerate(values):
+            unit = "ms" if i % 2 else None
+            ns["put_signal"](st, traj, "score", value, "records.trajectory.signals", unit)
+            ns["put_signal"](st, ev, f"s{i}", value, "records.events.rules[0].signals", unit)
+            ns["event_signal"](st, ev, f"e{i}é", value, "records.events.rules[0].signals.x", unit)
+
+    out = io.BytesIO()
+    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
+    encode = ns["compact_encoder"]()
+    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    expected = [ns["encode_line"](encode(r), ascii_encode).decode() for r in records]
+    lines = out.getvalue().decode().split("\n")[:-1]  # not splitlines(): U+2028 is in a value
+    assert lines[:-1] == expected and len(expected) == 3 * 13  # 13 values written, 3 signals each
+    assert (written.warnings, written.messages) == (kept.warnings, kept.messages) and kept.warnings == 12
+    assert lines[36].endswith('"value":1736000002.853}') and '"value":true}' in lines[18]
 
 
 def test_function_local_imports_stay_local():
