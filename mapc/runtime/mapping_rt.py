@@ -13,6 +13,7 @@ import re
 import sys
 import zlib
 from array import array
+from itertools import islice
 
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
@@ -239,6 +240,8 @@ class MapState:
         # write_canonical's writer of a record's JSON text: signals are written as text
         # (records_rt's _emit_signal), without a dict to encode; None: records are collected
         self.line = None
+        self.write_event = None  # write_canonical's writer of events (event_writer)
+        self.source_text = (None, None)  # a JSON Lines line's location and its JSON text
         self.final_outputs = {}
         self._owner = None
         self._owner_names = {}
@@ -608,6 +611,9 @@ class SourceFile:
         # one decoder for the whole file (json.loads with an option builds one per call);
         # raw_decode spares decode()'s two whitespace scans per line
         raw_decode = json.JSONDecoder(parse_constant=constant).raw_decode
+        loc_head = None
+        if st.write_event is not None and self.rel.__class__ is str:
+            loc_head = ',"source":{"path":' + json.encoder.encode_basestring(self.rel) + ","
         fh, gz = open_source(self.path)
         with fh:
             while True:
@@ -657,12 +663,18 @@ class SourceFile:
                 if gz:  # offsets into the decompressed text would point nowhere in the file
                     yield number, value, {"path": self.rel, "line": number}
                     continue
-                yield number, value, {
+                loc = {
                     "path": self.rel,
                     "line": number,
                     "byte_offset": start,
                     "byte_length": len(body),
                 }
+                if loc_head is not None:  # its JSON text for event_writer: no encoding per event
+                    st.source_text = loc, (
+                        f'{loc_head}"line":{number},"byte_offset":{start},'
+                        f'"byte_length":{len(body)}}}}}'
+                    )
+                yield number, value, loc
         if not seen_data:
             raise MappingError("source is empty")
 
@@ -1529,11 +1541,72 @@ def write_canonical(map_source, src, out, st=None):
                 write_lines()
 
     st.line = line
+    if c_encode is not None:
+        st.write_event = event_writer(st, c_encode, line, emit)
     map_source(src, st, emit)
     emit({"record_type": "complete", "records": written + len(lines), "warnings": st.warnings})
     write_lines()
     out.flush()
     return st
+
+
+def event_writer(st, c_encode, line, emit):
+    """``write(ev, srcloc)``: write event ``ev`` as records_rt's ``event_record`` built it
+    (leading fields in canonical order, then what the rule set; no ``source`` yet) with
+    ``source`` ``srcloc`` last, as the JSON text the C encoder ``c_encode`` makes of it.
+
+    The leading fields are written from text kept between events: the trajectory's id and
+    the source location as long as they are the same objects, the previous event's id as
+    this one's ``parent_id``, the kind by name. Only the rule's own fields go through the
+    encoder (in a dict of their own, taken in order from ``ev``), so the field names and
+    ids of the leading fields are not escaped again for every event (3-4% fewer instructions
+    on the benchmark's eval log and JSON Lines trace). A value nested too deep for the C
+    encoder goes to ``emit``, which reports it as the standard encoder does.
+    """
+    quote, join = json.encoder.encode_basestring, "".join
+    kinds = {}
+    tid_key = tid_text = eid_key = eid_text = loc_key = loc_json = None
+
+    def text_of(value):  # a string as quote() writes it; anything else as the encoder does
+        return quote(value) if value.__class__ is str else join(c_encode(value, 0))
+
+    def write(ev, srcloc):
+        nonlocal tid_key, tid_text, eid_key, eid_text, loc_key, loc_json
+        tid, eid, kind = ev["trajectory_id"], ev["id"], ev["kind"]
+        if tid is not tid_key:
+            tid_key, tid_text = tid, text_of(tid)
+        text = kinds.get(kind)
+        if text is None:
+            text = kinds[kind] = text_of(kind)
+        parent = ev.get("parent_id")  # mostly the event written before: its text is kept
+        parent = None if parent is None else eid_text if parent is eid_key else text_of(parent)
+        eid_key, eid_text = eid, text_of(eid)
+        head = (
+            f'{{"record_type":"event","id":{eid_text},"trajectory_id":{tid_text},'
+            f'"sequence":{ev["sequence"]},"kind":{text}'
+        )
+        lead = 5
+        if "timestamp" in ev:
+            head += ',"timestamp":' + text_of(ev["timestamp"])
+            lead = 6
+        if parent is not None:
+            head += ',"parent_id":' + parent
+            lead += 1
+        if srcloc is not loc_key:
+            loc_key, loc_json = srcloc, st.source_text[1]
+            if st.source_text[0] is not srcloc:  # not a line's location (SourceFile.lines)
+                loc_json = ',"source":' + join(c_encode(srcloc, 0)) + "}"
+        if len(ev) > lead:
+            try:
+                fields = join(c_encode(dict(islice(ev.items(), lead, None)), 0))
+            except RecursionError:
+                ev["source"] = srcloc
+                return emit(ev)
+            line(head + "," + fields[1:-1] + loc_json)
+        else:
+            line(head + loc_json)
+
+    return write
 
 
 def collect_records(map_source, src, semantics=True):

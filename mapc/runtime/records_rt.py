@@ -73,12 +73,18 @@ def event_parent(st, tid, value, where):
 
 
 def emit_event(st, ev, srcloc=None, remember=False):
-    """Finish an event (its ``source`` location last, unless set already), emit it, remember
-    its id for later parent tests (``remember``) and return it. Its semantic view (hosts
-    that ask for one) is its kind alone: a rule with semantic fields sets the view itself."""
-    if srcloc is not None:
+    """Finish an event (its ``source`` location last, unless set already), emit it (written
+    as text by ``st.write_event`` when write_canonical has one), remember its id for later
+    parent tests (``remember``) and return it. Its semantic view (hosts that ask for one) is
+    its kind alone: a rule with semantic fields sets the view itself."""
+    if srcloc is None:
+        st.emit(ev)
+    elif st.write_event is not None:  # written as text (event_writer), then finished
+        st.write_event(ev, srcloc)
         ev["source"] = srcloc
-    st.emit(ev)
+    else:
+        ev["source"] = srcloc
+        st.emit(ev)
     eid = ev["id"]
     if remember:
         st.remember_event(ev["trajectory_id"], eid)

@@ -157,6 +157,50 @@ def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path)
     assert lines[36].endswith('"value":1736000002.853}') and '"value":true}' in lines[18]
 
 
+def test_events_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
+    """write_canonical writes events from text kept between them (mapping_rt.event_writer):
+    the same bytes as the records collect_records keeps, encoded, whatever the event holds."""
+    ns = {}
+    exec(compile(mapping_runtime_text(), "mapc_runtime.py", "exec"), ns)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"a": 1}\n\n {"a": "é"}\r\n{"a": [1, {"b": null}]}\n')
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+
+    def map_source(src, st, emit):
+        st.src, st.emit = src, emit
+        prev, other = None, {"path": "x.json", "pointer": "/samples/0"}
+        for number, value, loc in src.lines(st):
+            for k, (kind, ts, fields) in enumerate([
+                ("message", None, {"input": {"role": "user", "content": value}}),
+                ("tool", "2025-01-04T14:13:20Z", {"input": value, "output": [None, 1.5, True]}),
+                ("step", None, {}),
+                ("weird", 12, {"data": {"é": "\ud800", "n": 10**30}}),
+            ]):
+                tid = "t\"" if k % 2 else 'traj "é"'
+                ev = ns["event_record"](tid, k, f"evt@L{number}.{k}", kind, ts, prev if k != 2 else "p")
+                ev.update(fields)
+                srcloc = other if k == 3 else loc
+                prev = ns["emit_event"](st, ev, srcloc if k != 1 or number != 1 else None)
+        ev = ns["event_record"]("t", 9, "deep", "message", None, prev)
+        ev["input"] = deep
+        ns["emit_event"](st, ev, {"path": "t.jsonl"})
+
+    out = io.BytesIO()
+    with pytest.raises(RecursionError):  # what the encoder raises for it, as before
+        ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    deep.clear()  # now it encodes
+    out = io.BytesIO()
+    ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    records, _ = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
+    encode = ns["compact_encoder"]()
+    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
+    assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 13
+    assert b'"source":{"path":"t.jsonl","line":3,"byte_offset":10,"byte_length":12}}' in expected[4]
+
+
 def test_function_local_imports_stay_local():
     # hashlib (OpenSSL), csv and gzip are imported by the few units that use them, so an
     # adapter's start-up does not load them: no runtime module imports them at its top
