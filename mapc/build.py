@@ -256,12 +256,12 @@ def mapping_runtime_text() -> str:
     return resolve_target("rlviz").shared_runtime().text
 
 
-def mapping_source(spec: ir.Spec) -> str:
+def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
     """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``): the
-    mapping functions an RLViz adapter of the spec holds, importing from its runtime module,
-    and the semantic views RELAI and cap-evolve read (``collect_records``)."""
+    mapping functions an RLViz adapter of the spec holds, importing from its runtime module;
+    with ``semantics``, also the semantic views RELAI and cap-evolve read (``collect_records``)."""
     return module_source(
-        build_program(spec),
+        build_program(spec, semantics),
         entry="",
         docstring=f"mapc run: in-process mapping program of {spec.name}",
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
@@ -270,9 +270,9 @@ def mapping_source(spec: ir.Spec) -> str:
     )
 
 
-def mapping_namespace(spec: ir.Spec) -> dict:
+def mapping_namespace(spec: ir.Spec, semantics: bool = False) -> dict:
     """The spec's mapping program, executed in-process (same code as generated adapters)."""
-    return load_module(mapping_source(spec), runtime_text=mapping_runtime_text())
+    return load_module(mapping_source(spec, semantics), runtime_text=mapping_runtime_text())
 
 
 def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import json
+import re
 
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.pysrc import Writer, docstring_text, literal
@@ -49,6 +50,13 @@ def _without_unused_scope(function: str) -> str:
     if any(isinstance(n, ast.Name) and n.id == "s" and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)):
         return function
     return function.replace("\n    s = dict(scope)\n", "\n", 1)
+
+
+def _path_of_signal(signals: str, name: str) -> tuple:
+    """The spec path of signal ``name`` in the signals mapping at ``signals`` (a spec path)."""
+    from mapc.codegen.places import _path_of
+
+    return _path_of(signals) + (name,)
 
 
 def _where(path: tuple) -> str:
@@ -116,6 +124,7 @@ class MappingGenerator:
         #: levels whose `cur` the level above proved to be an object (its required-field test)
         self._dict_cur: set[str] = set()
         self._matched: tuple | None = None  # the field the current rule's condition tested
+        self._seq_once = False  # see _one_event_each
 
     # -- analysis ------------------------------------------------------------
     def _templates(self):
@@ -477,7 +486,17 @@ class MappingGenerator:
         if signals:
             lines = sorted({s.value.line for s in signals if isinstance(s.value, ir.Expr) and s.value.line})
             w.comment(where + (f" (line {lines[0]})" if lines else ""))
+        table: list[tuple[ir.SignalSpec, str, bool]] = []  # consecutive signals a table can hold
         for sig in signals:
+            entry = self._signal_entry(sig, el, where, w.level + 1)
+            if entry is not None and not (table and entry[1]):  # a value that may raise: first
+                table.append((sig, *entry))
+                continue
+            self._signal_table(w, table, rec=rec, el=el, direct=direct, where=where)
+            if entry is not None:
+                table = [(sig, *entry)]
+                continue
+            table = []
             usual = sig.metadata is None and getattr(sig, "event_id", None) is None
             if usual and (sig.unit is None or _constant_text(sig.unit) is not None):
                 start = w.level
@@ -490,8 +509,41 @@ class MappingGenerator:
             else:
                 self._signal(w, sig, owner=owner, event=owner if event else None, el=el, tid=tid,
                              direct=direct)
+        self._signal_table(w, table, rec=rec, el=el, direct=direct, where=where)
         for art in artifacts:
             self._artifact(w, art, owner=owner, event=owner if event else None, el=el, tid=tid)
+
+    def _signal_entry(self, sig: ir.SignalSpec, el: str, where: str, level: int) -> tuple[str, bool] | None:
+        """``(table line, may raise)`` of a signal of the simplest shape (literal name and unit,
+        no loop, condition, metadata or event), when its line fits, else None."""
+        name, unit = _constant_text(sig.name), _constant_text(sig.unit)
+        if (name is None or sig.unit is not None and unit is None or sig.loops or sig.when is not None
+                or sig.metadata is not None or getattr(sig, "event_id", None) is not None
+                or sig.path != _path_of_signal(where, name)):
+            return None
+        value = self.x.value(sig.value, el, "s")
+        entry = f"({literal(name)}, {value}, {literal(unit)}),"
+        if 4 * level + len(entry) > 99:
+            return None
+        return entry, bool(re.search(r"\b(x_\w+|_jp_[lg][te])\(", value))
+
+    def _signal_table(self, w: Writer, table: list, *, rec: str, el: str, direct: bool, where: str) -> None:
+        """Signals of the simplest shape: one call each, or a table of name, value and unit
+        and one call in a loop when that is shorter (three or more)."""
+        plain = Writer(w.level)
+        for sig, _, _ in table:
+            self._signal_call(plain, sig, rec=rec, el=el, direct=direct)
+        if len(table) < 3 or len(table) + 3 >= len(plain.lines):
+            w.lines += plain.lines
+            return
+        helper = "event_signal" if direct else "put_signal"
+        w.line("for sig_name, v, unit in (")
+        with w.indent():
+            for _, entry, _ in table:
+                w.line(entry)
+        w.line("):")
+        with w.indent():
+            w.line(f"{helper}(st, {rec}, sig_name, v, {literal(where)}, unit)")
 
     def _signal_call(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool) -> None:
         """A signal of the usual shape: one call of the runtime's ``put_signal`` (``event_signal``
@@ -506,6 +558,8 @@ class MappingGenerator:
         extra = f", {literal(unit)}" if unit is not None else ""
         helper = "event_signal" if direct else "put_signal"
         value = self.x.value(sig.value, el, "s")
+        if text is not None and sig.path[-1] == text:
+            where = _where(sig.path[:-1])  # the signals mapping: the runtime adds the name
         head, tail = f"{helper}(st, {rec}, {name}, ", f", {literal(where)}{extra})"
         if len(head + value + tail) + 4 * w.level > 99 and text is not None:
             w.line(f"v = {value}")  # a long value on a line of its own keeps the call on one line
@@ -643,6 +697,7 @@ class MappingGenerator:
             path = ".".join(json.dumps(k) for k in tested)
             w.line(f"tested = {self.x.assume_dicts(compile_expression(path).inline_source(el, 's'))}")
         first = True
+        self._seq_once = depth > 0 and self._one_event_each(ev.rules)
         for rule in ev.rules:
             where = _where(rule.path)
             self._matched = None
@@ -666,7 +721,7 @@ class MappingGenerator:
                 self.x.known_dicts.add(el)
             with w.indent():
                 if rule.skip:
-                    w.line("pass  # skip: true")
+                    w.line("continue  # skip: true" if self._seq_once else "pass  # skip: true")
                 else:
                     for k, tmpl in enumerate(rule.emits):
                         suffix = f".{k}" if len(rule.emits) > 1 else ""
@@ -676,6 +731,9 @@ class MappingGenerator:
             first = False
             if rule.when is None:
                 break
+        if self._seq_once:
+            w.line("seq += 1  # the rule that matched emitted one event")
+        self._seq_once = False
         if depth == 0 and first:
             w.line("pass")
         w.level = body_level
@@ -684,6 +742,18 @@ class MappingGenerator:
         else:
             w.line("st.seq[tid] = seq")
         self.functions += [self.x.take(), _without_unused_scope(w.text())]
+
+    @staticmethod
+    def _one_event_each(rules) -> bool:
+        """Whether each element gets exactly one event or is skipped: some rule matches every
+        element, and each rule before it skips or emits one event unconditionally. Then the
+        sequence number is counted once, after the rules (a skip is ``continue``)."""
+        for rule in rules:
+            if not rule.skip and (len(rule.emits) != 1 or rule.emits[0].when is not None):
+                return False
+            if rule.when is None:
+                return not rule.skip
+        return False
 
     @staticmethod
     def _tested_field(rules) -> tuple | None:
@@ -726,7 +796,8 @@ class MappingGenerator:
             w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(where + '.parent')})")
             parent_src = "parent"
         w.line(f"ev = event_record(tid, seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
-        w.line("seq += 1")
+        if not self._seq_once:
+            w.line("seq += 1")
         can = dict(t.canonical)
         sem = dict(t.semantic)
         for key in ("branch_id",):
@@ -735,16 +806,10 @@ class MappingGenerator:
         for key in ("alignment_key", "state_hash"):
             if key in can:
                 self._put(w, "ev", key, f"coerce_nonempty_text(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
-        self._assign(w, [(key, self._field_value(sem[key], el)) for key, _ in t.semantic])
+        values = [(key, self._field_value(sem[key], el)) for key, _ in t.semantic]
         layout = self._layout(t.kind, sem)
-        for key in ("input", "output", "data"):
-            if key in can:
-                self._put(w, "ev", key, self.x.value(can[key], el, "s"))
-            elif isinstance(layout.get(key), str):
-                self._put(w, "ev", key, layout[key])
-            elif key in layout:
-                members = ", ".join(f"{literal(name)}: {var}" for name, var in layout[key])
-                w.line(f"put_object(ev, {literal(key)}, {{{members}}})")
+        made = {k: self.x.value(can[k], el, "s") for k in ("input", "output", "data") if k in can}
+        w.lines += self._fields(w.level, values, layout, made)
         if "context" in can:
             self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
         raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
@@ -763,9 +828,7 @@ class MappingGenerator:
         w.line(f"{'prev = ' if self.tracks_last else ''}emit_event({args})")
         if t.semantic and self.semantics:  # a view of its own (emit_event's is the kind alone)
             fields = "".join(f", {k}={k}" for k, _ in t.semantic)
-            w.line("if st.sem is not None:")
-            with w.indent():
-                w.line(f"semantic_view(st, ev{fields})")
+            w.line(f"semantic_view(st, ev{fields})")
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')
@@ -773,6 +836,41 @@ class MappingGenerator:
         w.level = start
         if t.when is not None:
             w.level -= 1
+
+    def _fields(self, level: int, values: list[tuple[str, str]], layout: dict, canonical: dict) -> list[str]:
+        """An event's input, output and data (``canonical``: those the rule gives as such): each
+        semantic field in a variable of its name (a semantic view reads them too), then the
+        record's fields built from them. Without semantic views, a variable read once is
+        written in its place when that takes fewer lines and at most one value may raise (an
+        expression function): the order of failures cannot change."""
+
+        def write(inline: set) -> list[str]:
+            w = Writer(level)
+            self._assign(w, [(k, v) for k, v in values if k not in inline])
+            src = dict(values)
+            for key in ("input", "output", "data"):
+                if key in canonical:
+                    self._put(w, "ev", key, canonical[key])
+                elif isinstance(layout.get(key), str):
+                    var = layout[key]
+                    self._put(w, "ev", key, src[var] if var in inline else var)
+                elif key in layout:
+                    members = ", ".join(f"{literal(name)}: {src[var] if var in inline else var}"
+                                        for name, var in layout[key])
+                    w.line(f"put_object(ev, {literal(key)}, {{{members}}})")
+            return w.lines
+
+        plain = write(set())
+        if self.semantics:
+            return plain
+        reads = [var for key in ("input", "output", "data") if key not in canonical and key in layout
+                 for var in ((layout[key],) if isinstance(layout[key], str) else [v for _, v in layout[key]])]
+        once = {var for var in reads if reads.count(var) == 1}
+        risky = [k for k, v in values if re.search(r"\b(x_\w+|_jp_[lg][te])\(", v)]
+        if len(risky) > 1:
+            return plain
+        inlined = write(once)
+        return inlined if len(inlined) < len(plain) else plain
 
     def _field_value(self, v: ir.Value, el: str) -> str:
         """A rule's field: ``tested`` when it is the field the rule's condition read."""

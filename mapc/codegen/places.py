@@ -41,7 +41,11 @@ def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str) -> dict[str, 
     from mapc.spec.fixture_check import argument_hints
 
     places: dict[str, str | tuple] = {}
-    for where in sorted(set(_WHERE.findall(code))):
+    named = set(_WHERE.findall(code))
+    # a table of signals names their mapping (`records.trajectory.signals`); the runtime
+    # looks up each signal's own place (`records.trajectory.signals.reward`)
+    named |= {where for where in _signal_places(spec) if where.rpartition(".")[0] in named}
+    for where in sorted(w for w in named if not w.endswith(".signals")):  # looked up by name
         mark = spec.locate(_path_of(where)) if spec.locate else None
         if mark is not None and mark.line:
             places[where] = _at(mark.file, mark.line)
@@ -58,6 +62,13 @@ def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str) -> dict[str, 
         else:
             places[name] = place
     return places
+
+
+def _signal_places(spec: ir.Spec) -> list[str]:
+    """The spec path of every signal of a signals mapping (``records.trajectory.signals.cost``)."""
+    signals = [sig for lv in spec.levels for sig in lv.signals]
+    signals += [sig for rule in spec.events.rules for t in rule.emits for sig in t.signals]
+    return [ir.Expr("", sig.path, None).where for sig in signals if isinstance(sig.path[-1], str)]
 
 
 def places_source(

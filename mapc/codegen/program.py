@@ -261,10 +261,17 @@ def _places(program: Program, body: str) -> str:
                                  if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     from mapc.runtime.mapping_rt import _identifier
 
-    places = {k: v for k, v in program.places.items() if k in named or "x_" + _identifier(k) in named}
+    places = {k: v for k, v in program.places.items()
+              if k in named or "x_" + _identifier(k) in named or _in_named_signals(k, named)}
     loops = {k: v for k, v in program.loops.items() if k in named}
     spec_file = Path(program.spec.file).name if program.spec.file else ""
     return places_source(places, loops, spec_file) if places or loops else ""
+
+
+def _in_named_signals(where: str, named: set) -> bool:
+    """A signal of a signals mapping the code names (a table of signals, see mapping.py)."""
+    parent = where.rpartition(".")[0]
+    return parent.endswith(".signals") and parent in named
 
 
 def _runtime_import(names: list[str]) -> str:

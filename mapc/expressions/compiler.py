@@ -18,7 +18,7 @@ import functools
 import math
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .functions import BOOLEAN_FUNCTIONS, FUNCTIONS, NON_NULL_FUNCTIONS
 
@@ -418,11 +418,16 @@ class FunctionCompiler:
         item = self.new("item")
         # an element that passed `field == 'text'` is an object: its fields are read directly
         proven = condition is not None and _proves_object(condition)
+        # `[*].{a: x, b: y}`: a multiselect of a null element is null, which is left out, so
+        # only the other elements are mapped (one test instead of two)
+        skip_null = (condition is None and not proven
+                     and right["type"] in ("multi_select_list", "multi_select_dict"))
         with self._block():  # the condition's values are known in the body, in the loop only
             with self.capture(keep=True) as cond_lines:
                 test = self.truth(self.compile(condition, item)) if condition is not None else None
             if proven:
                 self._dicts.add(item)
+            if proven or skip_null:
                 self._nonnull.add(item)
             try:
                 with self.capture() as body_lines:
@@ -441,6 +446,9 @@ class FunctionCompiler:
             if len(comp) <= 80:
                 return Expr(comp, COND, pure=test is None or test.pure)
         out = self.new("out")
+        if skip_null:
+            test = Expr(f"{item} is not None", CMP, pure=True, boolean=True, nonnull=True)
+            r = replace(r, nonnull=True)
         if not cond_lines and not body_lines:
             # one expression per element: a list comprehension, when it fits on a line
             if r.nonnull:

@@ -220,7 +220,10 @@ _SCALAR_TEXT = {
 
 def semantic_view(st, ev, **fields):
     """Keep the conversational view of event ``ev`` (RELAI's ATIF steps, cap-evolve's
-    rollouts): its kind and the semantic fields that are not null."""
+    rollouts): its kind and the semantic fields that are not null; nothing when the host
+    asked for no views (``st.sem`` is None)."""
+    if st.sem is None:
+        return
     view = {"kind": ev["kind"]}
     for name, value in fields.items():
         if value is not None:

@@ -170,7 +170,7 @@ def test_final_answers_are_text(name):
     from mapc.spec import load_spec
 
     spec, _ = load_spec(library_specs()[name])
-    ns = mapping_namespace(spec)  # mapc's in-process program, with the semantic view RELAI and cap-evolve use
+    ns = mapping_namespace(spec, semantics=True)  # with the semantic views RELAI and cap-evolve use
     for rel in FORMATS[name]:
         src = ns["SourceFile"](str(CORPUS / rel), None, ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
         records, st = ns["collect_records"](ns["map_source"], src, True)

@@ -94,10 +94,19 @@ def test_generated_python_is_formatted(built):
         adapter = (plugin / "adapter.py").read_text()
         runtime = (plugin / "mapc_runtime.py").read_text()
         own = runtime[runtime.index("class RequestError"):]
-        own += adapter[adapter.index("def main(argv=None)"):]
+        own += adapter[adapter.rindex('if __name__ == "__main__":'):]
         own += (plugin / "test_adapter.py").read_text()
         code = [line for line in own.splitlines() if not line.startswith("#")]  # provenance header aside
         assert max(len(line) for line in code) <= 120
+
+
+def test_adapter_computes_no_semantic_views(built):
+    # RLViz reads canonical records only: no event's semantic view, no trajectory's final_output
+    # (RELAI and cap-evolve builds compute them: their steps and rollouts are made of them)
+    for plugin, _ in built.values():
+        adapter = (plugin / "adapter.py").read_text()
+        assert "semantic_view" not in adapter and "final_outputs" not in adapter
+        assert "def main(" not in adapter and "sys.exit(rlviz_main(sys.argv[1:], probe," in adapter
 
 
 def test_build_is_byte_identical_across_hash_seeds_and_working_directories(tmp_path):

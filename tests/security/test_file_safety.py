@@ -190,7 +190,8 @@ def test_generated_code_opens_sources_read_only(tmp_path, monkeypatch, capsysbin
                             builtins={**builtins.__dict__, "open": watched_open})
     monkeypatch.setattr(os, "open", watched_os_open)
     before = source.read_bytes(), os.stat(source).st_mtime_ns
-    assert namespace["main"](["stream", "--request", str(request)]) == 0
+    entry = [namespace[name] for name in ("probe", "map_source", "MAX_BYTES", "MAX_LINE_BYTES")]
+    assert namespace["rlviz_main"](["stream", "--request", str(request)], *entry) == 0
     captured = capsysbinary.readouterr()
     assert captured.out.endswith(b'"warnings":0}\n'), captured.err
     files = {name for name, _ in opened}
