@@ -167,6 +167,10 @@ def build(spec_path: str | Path, target_name: str, out_dir: str | Path, *, valid
         if not diags.ok:
             return BuildResult(spec, diags, tests=tests)
     out = Path(os.path.abspath(out_dir))  # still valid after the swap replaces a folder cwd is in
+    if validate:
+        diags.extend(target.output_problems(spec, out))
+        if not diags.ok:
+            return BuildResult(spec, diags, tests=tests)
     return write_build(spec, target, out, render_files(spec, target, out), diags, validate=validate, force=force,
                        tests=tests)
 
@@ -183,10 +187,18 @@ def write_build(spec: ir.Spec, target: Target, out: Path, rendered: dict[str, by
         with claim_output(out) as held:
             output = output_files(spec, target, out, force=force, rendered=rendered)
             files = output.files
+            folders = owned_folders(spec, target, out, output)
             previous = provenance.previous_files(out, output.lock, force=force)
+            lock_root = provenance.lock_folder(output.roots, output.rendered)
             plan = plan_output(out, files, roots=output.roots, rendered=output.rendered, previous=previous,
-                               lock_root=provenance.lock_folder(output.roots, output.rendered),
-                               removable=target.ownable_roots(spec), inputs=spec_inputs(spec, out))
+                               lock_root=lock_root, removable=target.ownable_roots(spec),
+                               inputs=spec_inputs(spec, out))
+            if lock_root == "":  # the target owns the whole output (RELAI: its own folder's rules)
+                from mapc.outowner import refuse_foreign_folder
+
+                for root, shown in folders:
+                    refuse_foreign_folder(plan, root, target=target.name, lock_target=lock_target(out, output.lock),
+                                          force=force, shown_as=shown, suggestion=f"out/{spec.name}")
             for rel in plan.ignored:
                 diags.add(Diagnostic(code="lock_outside_owned", severity="warning", file=str(out / output.lock),
                                      message=f"the previous lock lists {rel!r}, outside the folders the "
@@ -199,6 +211,35 @@ def write_build(spec: ir.Spec, target: Target, out: Path, rendered: dict[str, by
     except OutputConflict as exc:
         diags.add(Diagnostic(code=exc.code, message=str(exc), hint=exc.hint, file=str(out)))
         return BuildResult(spec, diags, files)
+
+
+def owned_folders(spec: ir.Spec, target: Target, out: Path, output: Output) -> list[tuple[str, str]]:
+    """The folders the target owns as a whole (output-relative root, as shown to the user);
+    the spec's folder and those above it are refused (:mod:`mapc.outowner`)."""
+    from mapc.outowner import refuse_spec_folder
+
+    folders = []
+    for root in output.roots:
+        if root in output.rendered:
+            continue  # a single file (RELAI's runtime manifest), not a folder
+        real = out / root if root else out
+        shown = os.path.relpath(real)
+        shown = str(real) if shown.startswith("../..") else shown
+        refuse_spec_folder(real, spec_file=spec.file, target=target.name, shown_as=shown,
+                           suggestion=f"out/{spec.name}")
+        folders.append((root, shown))
+    return folders
+
+
+def lock_target(out: Path, lock_rel: str) -> str | None:
+    """The target the lock ``out/lock_rel`` names; None without a readable one."""
+    from mapc import provenance
+
+    try:
+        data = provenance.lock_data(out, lock_rel)
+        return None if data is None else provenance.parse_lock(data).target
+    except (provenance.LockError, OSError):
+        return None
 
 
 @contextlib.contextmanager

@@ -46,6 +46,7 @@ CRASH_ENV = "MAPC_TEST_CRASH_AT"
 #: is refused: it is somebody's folder, not a build output.
 CARRY_LIMIT = 1000
 _NEW = ".mapc-new-"
+_NAMED = 5  # entries mapc did not generate named per owned folder (Plan.carried)
 _OLD = ".mapc-old-"
 
 
@@ -88,6 +89,7 @@ class Plan:
     remove: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     carry: dict[str, int] = field(default_factory=dict)  # dir root -> entries kept
+    carried: dict[str, list[str]] = field(default_factory=dict)  # dir root -> the first few of them
     ignored: list[str] = field(default_factory=list)  # lock entries outside what the target owns
 
 
@@ -298,6 +300,8 @@ def _plan_folder(plan: Plan, root: str, previous: dict[str, str]) -> None:
             rel = PurePosixPath(rel_folder, name).as_posix() if rel_folder != "." else name
             if rel not in drop:
                 count += 1
+                if count <= _NAMED:
+                    plan.carried.setdefault(root, []).append(rel)
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d)) and d not in mounted]
         if count > CARRY_LIMIT:
             where = root or str(plan.out)

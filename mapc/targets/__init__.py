@@ -105,6 +105,11 @@ class Target:
         """
         return files
 
+    def output_problems(self, spec: ir.Spec, out_dir: Path) -> list[Diagnostic]:
+        """What in ``out_dir`` would make the built output fail its host (e.g. recorded traces
+        the spec replays that are not there), checked before a validating build writes."""
+        return []
+
     def validate_build(self, spec: ir.Spec, out_dir: Path) -> ValidationReport | None:
         """Run the built-in validator right after a build (e.g. on the spec's fixtures)."""
         return None

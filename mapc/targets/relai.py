@@ -145,6 +145,11 @@ class RelaiTarget(Target):
         return reconcile_project(spec.name, Path(out_dir), files, force=force, mark=RUNNER_MARK)
 
     # -- validation ------------------------------------------------------------------------
+    def output_problems(self, spec: ir.Spec, out_dir: Path) -> list[Diagnostic]:
+        from mapc.targets.relai_replay import missing_replays
+
+        return missing_replays(spec, Path(out_dir))
+
     def validate_build(self, spec: ir.Spec, out_dir: Path) -> ValidationReport | None:
         """Right after a build: the catalog and manifest rules (no agent is run)."""
         return _report(Path(out_dir), [], run=False, adapters=[spec.name])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from relai_support import EXAMPLE, ROOT, build_project, read_result, run_runner, spec_text
+from relai_support import EXAMPLE, ROOT, build_project, chat_trace, read_result, run_runner, spec_text, write_json
 from relai_support import replay_project  # noqa: F401 (a fixture)
 from golden import assert_golden
 from mapc.build import load_checked, resolve_target
@@ -273,3 +273,21 @@ def test_spec_strings_cannot_become_code(tmp_path):
     assert proc.returncode == 0 and "pwned" not in proc.stdout + proc.stderr
     data = read_result(out)
     assert data["evaluations"][0]["feedback"] == nasty, data
+
+
+def test_replayed_traces_missing_from_the_project_are_reported_by_the_build(tmp_path):
+    """`mapc validate` fails every task whose recorded trace is not under -o: the build warns first,
+    at agent.replay, naming the missing traces and the project that holds them."""
+    project = tmp_path / "project"
+    spec_dir = tmp_path / "spec"
+    write_json(spec_dir / "recorded" / "traces/request/create.json", chat_trace())
+    write_json(spec_dir / "recorded" / "traces/request/update.json", chat_trace("updated", 0, 2))
+    result = build_project(spec_text(), project, spec_dir=spec_dir)
+    assert result.ok
+    [diag] = result.diagnostics.warnings
+    assert (diag.code, diag.path, diag.line) == ("missing_replay_trace", "agent.replay", 51)
+    assert "2 recorded traces that agent.replay names are not in the project" in diag.message
+    assert "traces/request/create.json (task 'request/create')" in diag.message
+    assert f"that holds them: `-o {os.path.relpath(spec_dir / 'recorded')}`" in diag.hint
+    again = build_project(spec_text(), spec_dir / "recorded", spec_dir=spec_dir)
+    assert again.ok and not again.diagnostics.warnings

@@ -46,6 +46,15 @@ def _spec(folder: Path, name: str) -> Path:
     return folder / "spec.yaml"
 
 
+def _previous_output(out: Path, spec: Path) -> None:
+    """Make ``out`` a cap-evolve output of ``spec``: a folder of user files is refused (and a
+    previous output with user files added is the folder two builds race over)."""
+    from mapc.build import build
+
+    result = build(spec, "cap-evolve", out, validate=False, test=False)
+    assert result.ok, [d.format() for d in result.diagnostics]
+
+
 def _user_files(out: Path) -> dict[str, bytes]:
     files = {}
     for i in range(USER_FILES):
@@ -103,6 +112,7 @@ def test_a_hundred_rounds_of_concurrent_builds_lose_no_user_file(fast_tmp):
         spec, diags = load_checked(_spec(tmp_path / name, name), target)
         assert spec is not None, [d.format() for d in diags]
         builds.append((spec, render_files(spec, target, out)))
+    _previous_output(out, tmp_path / "alpha" / "spec.yaml")
     user = _user_files(out)
     failures = []
     for round_no in range(ROUNDS):
@@ -125,11 +135,12 @@ def test_a_hundred_rounds_of_concurrent_builds_lose_no_user_file(fast_tmp):
 
 
 def test_the_cli_waits_for_another_build_of_the_same_output(tmp_path):
-    """Two `mapc build` processes into one folder of user files: the second says it waits,
+    """Two `mapc build` processes into one output holding user files: the second says it waits,
     both exit 0, every user file is kept (the issue's own reproduction, through the CLI)."""
     out = tmp_path / "shared-output"
     out.mkdir()
     specs = [_spec(tmp_path / name, name) for name in ("alpha", "beta")]
+    _previous_output(out, specs[0])
     user = _user_files(out)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     procs = [subprocess.Popen([sys.executable, "-m", "mapc.cli", "build", str(spec), "--target", "cap-evolve",

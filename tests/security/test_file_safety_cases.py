@@ -52,7 +52,8 @@ def _digests(folder: Path) -> dict[str, str]:
 def test_there_are_cases_for_every_file_safety_item():
     names = {p.name for p in CASE_DIRS}
     assert {"fixture-proc-environ", "fixture-symlink-out", "diff-through-output-symlink", "tampered-relai-lock",
-            "review-lock-says-root", "capevolve-into-spec-folder"} <= names
+            "review-lock-says-root", "capevolve-into-spec-folder",
+            "outputs-own-their-folder"} <= names
 
 
 @pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
