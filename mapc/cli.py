@@ -603,10 +603,23 @@ def targets_(as_json: bool = JsonOpt) -> None:
     raise typer.Exit(EXIT_OK)
 
 
-@app.command()
+def _init_usage(given: Path | None, sample: Path | None, out: Path | None) -> str:
+    """What to type instead of ``mapc init SAMPLE`` (the sample goes after ``--from``)."""
+    import shlex
+
+    command = shlex.join(["mapc", "init", "--from", str(sample or given or "SAMPLE"), "-o", str(out or "spec.yaml")])
+    if given is None:
+        return f"mapc init needs a sample trace to draft the spec from; run: {command}"
+    if sample is None:
+        return f"mapc init takes the sample after --from, not as an argument; run: {command}"
+    return f"unexpected argument {str(given)!r} (the sample is {str(sample)!r}); run: {command}"
+
+
+@app.command(context_settings={"allow_extra_args": True})
 @guarded
 def init(
-    sample: Path = typer.Option(..., "--from", help="A sample trace (JSON or JSON Lines)."),
+    ctx: typer.Context,
+    sample: Optional[Path] = typer.Option(None, "--from", help="A sample trace (JSON or JSON Lines)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the spec here (default: print it)."),
     name: Optional[str] = typer.Option(None, "--name", help="Adapter name (default: from the sample's file name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing spec file (never the "
@@ -621,6 +634,8 @@ def init(
     from mapc.init import InitError, init_spec, write_first_expected, write_spec
     from mapc.safeio import allowing
 
+    if sample is None or ctx.args:  # `mapc init SAMPLE`: say what to type, not Typer's bare message
+        raise UsageError(_init_usage(Path(ctx.args[0]) if ctx.args else None, sample, out))
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
     try:

@@ -1205,6 +1205,14 @@ def json_error(exc, where):
     return MappingError(f"{where}unreadable JSON value: {exc}")
 
 
+def unparsed(exc, where, otherwise):
+    """A probe's reason for JSON it could not parse: too deep a nesting in the words
+    ``stream`` uses (:func:`json_error`), anything else ``otherwise``."""
+    if isinstance(exc, RecursionError) or "nested too deeply" in str(exc):
+        return f"{where}JSON nested too deeply"
+    return otherwise
+
+
 def has_path(value, keys):
     for key in keys:
         if not isinstance(value, dict):
@@ -1382,20 +1390,21 @@ def probe_source(
                 continue
             try:
                 values.append(json.loads(line))
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
                 return {
                     "supported": False,
                     "confidence": 0.0,
-                    "reason": f"line {number} is not JSON",
+                    "reason": unparsed(exc, f"line {number}: ", f"line {number} is not JSON"),
                 }
         if not values and tail.strip():
             try:  # the only line, possibly cut: judge what it holds so far
                 values.append(parse_prefix(tail)[0])
-            except (ValueError, RecursionError):
+            except (ValueError, RecursionError) as exc:
+                where = f"line {len(lines) + 1}"
                 return {
                     "supported": False,
                     "confidence": 0.0,
-                    "reason": f"line {len(lines) + 1} is not JSON",
+                    "reason": unparsed(exc, where + ": ", where + " is not JSON"),
                 }
         if not values:
             return {
@@ -1410,8 +1419,9 @@ def probe_source(
     else:
         try:
             value, _ = parse_prefix(text)
-        except (ValueError, RecursionError):
-            return {"supported": False, "confidence": 0.0, "reason": "not a JSON document"}
+        except (ValueError, RecursionError) as exc:
+            reason = unparsed(exc, "", "not a JSON document")
+            return {"supported": False, "confidence": 0.0, "reason": reason}
         values = [value]
     for value in values:
         missing = missing_required(value, required)

@@ -237,6 +237,7 @@ def require_fields(value, required, fmt, at, line=None):
     missing = missing_required(value, required)
     if missing is not None:
         by = f", by source.probe.require at {at})" if at else ")"
+        by += f"; if {missing} may be absent, drop it from source.probe.require"
         if line is None:
             raise MappingError(f"missing required field {missing} (not a " + fmt + " document"
                                + by)

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from mapc.diagnostics import MAX_REPORTED, Diagnostic, shown
+from mapc.diagnostics import MAX_REPORTED, Diagnostic, format_path, shown
 from mapc.spec.loader import LoadedSpec
 from mapc.spec.schema import NAME_PATTERN, SCHEMA, SEMVER_PATTERN, VARIABLE_PATTERN
 
@@ -107,6 +107,16 @@ def _unknown_keys(inst: dict, allowed: list, path: tuple, spec: LoadedSpec) -> I
         yield spec.diag("unknown_key", path + (key,), f"unknown key {shown(key)}", hint=hint, key=True)
 
 
+def _required_hint(key: str, path: tuple, schema: dict) -> str:
+    """Where to add a required key, what it holds, and that nothing makes it optional."""
+    prop = schema.get("properties", {}).get(key, {})
+    where = f"under `{format_path(path)}`" if path else "at the top level of the spec"
+    what = prop.get("description", "").rstrip(".")
+    values = " (one of " + ", ".join(map(str, prop["enum"])) + ")" if "enum" in prop else ""
+    return (f"add `{key}:` {where}{values}" + (f": {what[0].lower()}{what[1:]}" if what else "")
+            + "; it is required here and has no default")
+
+
 def _translate(err: ValidationError, spec: LoadedSpec) -> Iterable[Diagnostic]:
     path = tuple(err.absolute_path)
     kw = err.validator
@@ -117,7 +127,8 @@ def _translate(err: ValidationError, spec: LoadedSpec) -> Iterable[Diagnostic]:
     if kw == "required":
         missing = [k for k in err.validator_value if k not in inst]
         return [
-            spec.diag("missing_key", path, f"missing required key {k!r}", key=bool(path))
+            spec.diag("missing_key", path, f"missing required key {k!r}", key=bool(path),
+                      hint=_required_hint(k, path, schema))
             for k in missing
         ]
     if kw == "type":

@@ -44,6 +44,15 @@ MAX_TASKS_BYTES = 64 << 20
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89abAB]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 PLACEHOLDERS = ("task_id", "seed", "candidate", "trace", "input_file", "project_root")
+#: The fields of the record (or value) a variable holds; any other always reads null.
+VARIABLE_FIELDS = {
+    "run": ("record_type", "id", "name", "started_at", "metadata"),
+    "case": ("record_type", "id", "run_id", "name", "input", "metadata"),
+    "group": ("record_type", "id", "case_id", "name", "metadata"),
+    "trajectory": ("record_type", "id", "group_id", "parent_id", "branch_id", "status", "termination",
+                   "metadata"),
+    "source": ("path", "name", "stem", "line", "byte_offset", "byte_length"),
+}
 _EXPR_CODES = {
     "syntax": "expression_syntax",
     "unknown-function": "unknown_function",
@@ -162,8 +171,25 @@ class Builder:
                                hint=hint, mark=mark)
             )
             return None
+        self.unknown_record_fields(text, compiled.field_paths, path, where, offset)
         mark = self.spec.mark(where)
         return ir.Expr(text=text, path=path, compiled=compiled, line=mark.line, file=mark.file)
+
+    def unknown_record_fields(self, text: str, field_paths, path: tuple, where: tuple, offset: int) -> None:
+        """``$case.model``: a field the record a variable holds never has, so it always maps to null."""
+        for read in field_paths:
+            name, _, rest = read[1:].partition(".") if read.startswith("$") else ("", "", "")
+            known = VARIABLE_FIELDS.get(name)
+            field = rest.split(".", 1)[0].removesuffix("[]")
+            if known is None or not field or field in known or name in self.bound:
+                continue
+            found = re.search(r"\$" + name + r"\s*\.\s*[\"']?(" + re.escape(field) + ")", text)
+            column = found.start(1) if found else 0
+            self.diags.append(self.spec.diag(
+                "unknown_field", path, f"${name} has no field `{field}`: it would always be null",
+                hint=" ".join(filter(None, [suggest(field, known), f"${name} has {', '.join(known)}"
+                                            + ("; other values go in its metadata" if "metadata" in known else "")])),
+                mark=self.spec.expression_mark(where, offset + column)))
 
     def spend(self, text: str, path: tuple, where: tuple | None = None) -> bool:
         """Count ``text`` toward MAX_SPEC_EXPRESSION_CHARS; False (reported once) past it."""
@@ -738,7 +764,8 @@ class Builder:
         elif "from" in data:
             items = self._tasks_from_file(data, path)
         else:
-            self.error("missing_key", path, "tasks need `items` (inline) or `from` (a tasks file)")
+            self.error("missing_key", path, "tasks need `items` (inline) or `from` (a tasks file)",
+                       hint='e.g. `items: [{id: t1, input: "..."}]` or `from: tasks.jsonl` (one task per line)')
             return None
         seen: dict[str, int] = {}
         for i, t in enumerate(items):
@@ -1003,7 +1030,8 @@ class Builder:
         if trace is None:
             if agent is None or not agent.replay:
                 self.error("missing_key", path, "which recorded trace should be scored? give `trace:` (the spec's "
-                           "agent replays none)")
+                           "agent replays none)", hint='e.g. `trace: traces/t1.jsonl` (relative to the spec), '
+                           'or give the agent `replay: "traces/{task_id}.jsonl"`')
                 return None
             from mapc.runtime.agent_rt import fill_placeholders
 

@@ -143,3 +143,23 @@ def test_runtime_prints_each_targets_runtime_hash_and_shows_one():
     assert shown.returncode == 0 and shown.stdout.decode() == get_target("rlviz").shared_runtime().text
     bad = mapc("runtime", "--show")
     assert bad.returncode == 2 and b"--target" in bad.stderr and b"Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["init", "trace.jsonl"], "mapc init takes the sample after --from, not as an argument; run: "
+                              "mapc init --from trace.jsonl -o spec.yaml"),
+    (["init", "-o", "my spec.yaml"], "mapc init needs a sample trace to draft the spec from; run: "
+                                     "mapc init --from SAMPLE -o 'my spec.yaml'"),
+    (["init", "a.jsonl", "--from", "b.jsonl"], "unexpected argument 'a.jsonl' (the sample is 'b.jsonl'); run: "
+                                               "mapc init --from b.jsonl -o spec.yaml"),
+])
+def test_init_without_from_says_the_command_to_run(args, says, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from mapc.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output.strip() == f"error: {says}"
+    assert list(tmp_path.iterdir()) == [], "nothing is written"

@@ -213,6 +213,9 @@ def _check_rlviz(case: str, got: dict, exp: dict) -> None:
         assert probe.returncode == 0 and probe.stderr == b"", (probe.returncode, probe.stderr)
         answer = json.loads(probe.stdout)
         assert probe.stdout.count(b"\n") == 1 and answer["supported"] is exp["probe"], answer
+        if "probe_reason" in exp:  # the same words as stream's one-line error
+            assert answer["reason"] == exp["probe_reason"] and run.stderr == f"error: {exp['error']}\n".encode(), \
+                (answer, run.stderr)
     elif "probe_exit" in exp:  # a request RLViz would not send: refused like a bad request
         assert probe.returncode == exp["probe_exit"] and probe.stdout == b"", probe.stdout
     checker = StreamChecker()
