@@ -79,8 +79,9 @@ def generate_evaluation(spec: ir.Spec, exprs: ExprTable) -> str:
             w.comment(f"usage.{key}: {e.text}")
             w.line(f"return {exprs.call(e, 'scope', 'variables')}")
     usage = {k: f"usage_{k}" for k, _ in spec.usage}
-    w.line("")
-    w.line("")
+    if spec.usage:  # after the functions (without them, next to EVALUATOR_FUNCTIONS)
+        w.line("")
+        w.line("")
     pairs = ", ".join(f"{literal(k)}: {v}" for k, v in usage.items())
     w.line(f"USAGE = {{{pairs}}}")
     return w.text()

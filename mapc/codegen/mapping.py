@@ -319,6 +319,10 @@ class MappingGenerator:
                 streamed = f"streamed_elements({el}, {literal(self.stream.key)}, {self.stream.mode})"
                 w.line(f"elements = {streamed} or {elements}")
                 elements = "elements"
+            elif (4 * w.level + len(f"for {i}, {e} in enumerate({elements}):") > 99
+                  and 4 * w.level + len(f"elements = {elements}") <= 99):
+                w.line(f"elements = {elements}")  # the loop on one line
+                elements = "elements"
             w.line(f"for {i}, {e} in enumerate({elements}):")
             w.level += 1
             if "index" in self.used_vars:

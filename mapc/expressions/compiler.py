@@ -471,8 +471,11 @@ class FunctionCompiler:
                     self.splice(cond_lines)
                     self.emit(f"if {test.src}:")
                     self._depth += 1
-                self.splice(body_lines)
-                if r.nonnull:
+                appended = _append_last(body_lines, r.src, out) if r.nonnull and r.name else None
+                self.splice(appended or body_lines)
+                if appended:
+                    pass  # the value's own statement appends it
+                elif r.nonnull:
                     self.emit(f"{out}.append({r.src})")
                 else:
                     rn = self.bind(r)
@@ -650,6 +653,30 @@ _ISO8601_UNITS = ("s", "ms", "us", "ns")
 #: a field read's guard, left out when a line's length is judged: the generated code drops it
 #: for a variable known to hold an object (``ExprTable.assume_dicts``)
 _DICT_GUARD = re.compile(r" if isinstance\((\w+), dict\) else None")
+
+
+def _append_last(lines: list[tuple[int, str]], var: str, out: str) -> list[tuple[int, str]] | None:
+    """``lines`` whose last statement ``var = X`` (``var`` read nowhere else) is written
+    ``out.append(X)``; None when they do not end that way."""
+    head = f"{var} = "
+    starts = [i for i, (depth, text) in enumerate(lines) if depth == 0 and not text.startswith((")", "]", "}"))]
+    if not starts or not lines[starts[-1]][1].startswith(head):
+        return None
+    first = starts[-1]
+    tail = lines[first + 1:]
+    if tail and not (tail[-1][0] == 0 and tail[-1][1] in (")", "]", "}")):
+        return None
+    name = re.compile(rf"(?<![\w.]){re.escape(var)}(?!\w)")
+    if any(name.search(text) for i, (_, text) in enumerate(lines) if i != first):
+        return None
+    out_lines = list(lines)
+    text = lines[first][1][len(head):]
+    if tail:
+        out_lines[first] = (0, f"{out}.append({text}")
+        out_lines[-1] = (0, tail[-1][1] + ")")
+    else:
+        out_lines[first] = (0, f"{out}.append({text})")
+    return out_lines
 
 
 class InlineCompiler:
