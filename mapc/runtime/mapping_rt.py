@@ -609,38 +609,44 @@ class SourceFile:
             return None
 
         # one decoder for the whole file (json.loads with an option builds one per call);
-        # raw_decode spares decode()'s two whitespace scans per line
-        raw_decode = json.JSONDecoder(parse_constant=constant).raw_decode
+        # its scanner, called as raw_decode calls it, spares decode()'s two whitespace scans
+        scan = json.JSONDecoder(parse_constant=constant).scan_once
         loc_head = None
         if st.write_event is not None and self.rel.__class__ is str:
             loc_head = ',"source":{"path":' + json.encoder.encode_basestring(self.rel) + ","
         fh, gz = open_source(self.path)
         with fh:
+            readline = fh.readline
             while True:
-                raw = gzip_read(fh.readline, limit + 1) if gz else fh.readline(limit + 1)
+                raw = gzip_read(readline, limit + 1) if gz else readline(limit + 1)
                 if not raw:
                     break
                 number += 1
-                if len(raw) > limit and not raw.endswith(b"\n"):
-                    raise MappingError(
-                        f"line {number}: longer than {limit} bytes; "
-                        "hint: raise source.max_line_bytes in the spec and rebuild"
-                    )
-                length = len(raw)
-                body = raw[:-1] if raw.endswith(b"\n") else raw
-                if body.endswith(b"\r"):
-                    body = body[:-1]
                 start = offset
-                offset += length
-                if number == 1 and body.startswith(b"\xef\xbb\xbf"):
-                    body = body[3:]
-                    start += 3
-                if not body or body.isspace():
-                    continue
+                offset += len(raw)
+                if raw[0] == 123 and raw[-1] == 10 and raw[-2] != 13 and number > 1:
+                    body = raw[:-1]  # the usual line, "{...}\n": none of the tests below apply
+                else:
+                    if len(raw) > limit and not raw.endswith(b"\n"):
+                        raise MappingError(
+                            f"line {number}: longer than {limit} bytes; "
+                            "hint: raise source.max_line_bytes in the spec and rebuild"
+                        )
+                    body = raw[:-1] if raw.endswith(b"\n") else raw
+                    if body.endswith(b"\r"):
+                        body = body[:-1]
+                    if number == 1 and body.startswith(b"\xef\xbb\xbf"):
+                        body = body[3:]
+                        start += 3
+                    if not body or body.isspace():
+                        continue
                 try:
                     text = body.decode("utf-8")
                     start_at = 0 if not text[0].isspace() else len(text) - len(text.lstrip())
-                    value, end = raw_decode(text, start_at)
+                    try:
+                        value, end = scan(text, start_at)
+                    except StopIteration as err:  # what raw_decode raises for it
+                        raise json.JSONDecodeError("Expecting value", text, err.value) from None
                     if end != len(text) and not text[end:].isspace():
                         # where json.loads reports it: after the whitespace that follows the value
                         end += len(text[end:]) - len(text[end:].lstrip())
