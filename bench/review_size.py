@@ -87,7 +87,7 @@ def measure(label: str, path: Path, target_name: str, work: Path, save: Path | N
             copied = _lines(old.group(0)) if old else 0
             entry += _lines(text) - copied
             runtime += copied
-        elif name.startswith("mapc_runtime") and name.endswith(".py"):
+        elif ("mapc_runtime" in rel.split("/")[:-1] or name.startswith("mapc_runtime")) and name.endswith(".py"):
             runtime += _lines(text)
     spec_lines = sum(_lines(Path(f).read_text(encoding="utf-8")) for f in spec.files)
     return {"spec": label, "target": target_name, "spec_lines": spec_lines, "specific": entry,

@@ -578,10 +578,13 @@ def whole_document_plugin(plugin: Path, work: Path) -> Path:
     copy = work / (plugin.name + "-whole")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(plugin, copy)
-    runtime = copy / "mapc_runtime.py" if (copy / "mapc_runtime.py").exists() else copy / "adapter.py"
+    # the runtime part that holds it (mapc_runtime/stream.py), else an older layout's file
+    candidates = sorted((copy / "mapc_runtime").glob("*.py")) + [copy / "mapc_runtime.py", copy / "adapter.py"]
+    runtime = next((p for p in candidates if p.is_file() and "\nSTREAM_ABOVE_BYTES = " in p.read_text("utf-8")),
+                   None)
+    if runtime is None:
+        raise SystemExit(f"{copy}: no STREAM_ABOVE_BYTES to change")
     text = runtime.read_text(encoding="utf-8")
-    if "\nSTREAM_ABOVE_BYTES = " not in text:
-        raise SystemExit(f"{runtime}: no STREAM_ABOVE_BYTES to change")
     runtime.write_text(text.replace("\nSTREAM_ABOVE_BYTES = ", "\nSTREAM_ABOVE_BYTES = 1 << 62  # ", 1),
                        encoding="utf-8")
     return copy

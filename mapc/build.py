@@ -74,19 +74,18 @@ def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[
 
 
 def with_runtime(target: Target, files: dict[str, bytes]) -> dict[str, bytes]:
-    """``files`` plus the target's runtime module next to every Python file that imports it
+    """``files`` plus the target's runtime package next to every Python file that imports it
     (a target from another package need not write it itself)."""
     from posixpath import dirname, join
 
-    from mapc.runtime import RUNTIME_FILE
+    from mapc.runtime import RUNTIME_PACKAGE, is_runtime_path
 
-    stem = RUNTIME_FILE.removesuffix(".py").encode("ascii")
+    stem = RUNTIME_PACKAGE.encode("ascii")
     folders = {dirname(rel) for rel, data in files.items()
-               if rel.endswith(".py") and b"from " + stem + b" import" in data}
-    missing = sorted(folder for folder in folders if join(folder, RUNTIME_FILE) not in files)
-    if missing:
-        text = target.shared_runtime().text.encode("utf-8")
-        files = {**files, **{join(folder, RUNTIME_FILE): text for folder in missing}}
+               if rel.endswith(".py") and not is_runtime_path(rel) and b"from " + stem + b" import" in data}
+    missing = sorted(folder for folder in folders if join(folder, RUNTIME_PACKAGE, "__init__.py") not in files)
+    for folder in missing:
+        files = {**files, **target.shared_runtime().files_at(folder)}
     return files
 
 
@@ -291,10 +290,10 @@ def build_notes(spec: ir.Spec) -> list[str]:
     return [f"the adapter {verdict.describe()}"] if verdict.reason else []
 
 
-def mapping_runtime_text() -> str:
-    """The runtime module the in-process mapping program runs on: the one an RLViz build
+def mapping_runtime() -> tuple[tuple[str, str], ...]:
+    """The runtime package the in-process mapping program runs on: the one an RLViz build
     writes (same bytes)."""
-    return resolve_target("rlviz").shared_runtime().text
+    return resolve_target("rlviz").shared_runtime().files
 
 
 def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
@@ -313,7 +312,7 @@ def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
 
 def mapping_namespace(spec: ir.Spec, semantics: bool = False) -> dict:
     """The spec's mapping program, executed in-process (same code as generated adapters)."""
-    return load_module(mapping_source(spec, semantics), runtime_text=mapping_runtime_text())
+    return load_module(mapping_source(spec, semantics), runtime=mapping_runtime())
 
 
 def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:

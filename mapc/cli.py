@@ -447,13 +447,15 @@ def _review_since(out: Path, ref: str, as_json: bool) -> None:
 @guarded
 def runtime(
     target: Optional[str] = typer.Option(None, "--target", "-t", help="One target (default: every target)."),
-    show: bool = typer.Option(False, "--show", help="Print the runtime module itself (with --target)."),
+    show: bool = typer.Option(False, "--show", help="Print the runtime's files (with --target), each after a "
+                              "`# ==> mapc_runtime/FILE <==` line."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Print the SHA-256 of the runtime module each target's builds carry (mapc_runtime.py).
+    """Print the SHA-256 of the runtime package each target's builds carry (mapc_runtime/).
 
-    The module is the same bytes for every spec this mapc version builds for a target:
-    review it once (`--show`), then compare hashes (`mapc review` does it for you).
+    The package is the same bytes for every spec this mapc version builds for a target:
+    review it once (`--show`), then compare hashes (`mapc review` does it for you). The hash
+    is of its manifest: `cd OUT && LC_ALL=C sha256sum mapc_runtime/*.py | sha256sum`.
     """
     from mapc.build import UsageError, resolve_target
     from mapc.targets import targets
@@ -466,12 +468,16 @@ def runtime(
         raise typer.Exit(EXIT_OK)
     runtimes = [targets()[n].shared_runtime() for n in names]
     if as_json:
-        typer.echo(json.dumps({"runtimes": [{"target": r.target, "mapc_version": r.mapc_version, "sha256": r.sha256,
-                                             "modules": list(r.modules), "lines": r.text.count("\n")}
-                                            for r in runtimes]}))
+        import hashlib
+
+        typer.echo(json.dumps({"runtimes": [
+            {"target": r.target, "mapc_version": r.mapc_version, "sha256": r.sha256, "modules": list(r.modules),
+             "lines": r.lines, "files": [{"path": path, "sha256": hashlib.sha256(text.encode()).hexdigest()}
+                                         for path, text in r.files]}
+            for r in runtimes]}))
         raise typer.Exit(EXIT_OK)
     for r in runtimes:
-        typer.echo(f"{r.sha256}  {r.title} ({r.text.count(chr(10))} lines: {', '.join(r.modules)})")
+        typer.echo(f"{r.sha256}  {r.title} ({r.lines} lines in {len(r.files)} files: {', '.join(r.modules)})")
     raise typer.Exit(EXIT_OK)
 
 

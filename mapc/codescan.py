@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mapc.resources import templates_dir
-from mapc.runtime import RUNTIME_MODULE
+from mapc.runtime import RUNTIME_MODULE, is_runtime_path
 
 NETWORK = frozenset({
     "socket", "ssl", "http", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "ftplib",
@@ -170,7 +170,9 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = "." * node.level + (node.module or "")
-        if node.level:
+        if node.level == 1 and is_runtime_path(self.rel):
+            pass  # the runtime package's parts import each other (D68)
+        elif node.level:
             self.flag(node, "import_not_allowed", f"relative import from {module}")
         else:
             self._import(node, module)

@@ -101,11 +101,31 @@ def header_lines(o: Origin) -> list[str]:
 
 
 def is_runtime(rel: str) -> bool:
-    """The runtime module: the same bytes for every spec, so no spec header (its own says
-    which mapc version and target wrote it)."""
-    from mapc.runtime import RUNTIME_FILE
+    """A file of the runtime package: the same bytes for every spec, so no spec header (its
+    own says which mapc version and target wrote it)."""
+    from mapc.runtime import is_runtime_path
 
-    return PurePosixPath(rel).name == RUNTIME_FILE
+    return is_runtime_path(rel)
+
+
+def runtime_folder(rel: str) -> str:
+    """The runtime package folder a runtime file lies in (output-relative)."""
+    from mapc.runtime import RUNTIME_PACKAGE
+
+    parts = PurePosixPath(rel).parts
+    return "/".join(parts[: len(parts) - parts[::-1].index(RUNTIME_PACKAGE, 1)])
+
+
+def runtime_sha256(digests: dict[str, str], folder: str) -> str | None:
+    """The runtime package's SHA-256 (``mapc.runtime.manifest_sha256``) from the digests of
+    the files under ``folder``; None when there is none."""
+    from mapc.runtime import manifest_sha256
+
+    parent = str(PurePosixPath(folder).parent)
+    strip = "" if parent == "." else parent + "/"
+    mine = [(rel.removeprefix(strip), d) for rel, d in digests.items()
+            if is_runtime(rel) and runtime_folder(rel) == folder]
+    return manifest_sha256(mine) if mine else None
 
 
 def takes_header(rel: str, content: bytes) -> bool:
@@ -181,10 +201,10 @@ def lock_bytes(o: Origin, digests: dict[str, str], roots: list[str], lock_rel: s
         "regenerate": o.regenerate,
         "files": {rel: digests[rel] for rel in sorted(digests) if rel != lock_rel},
     }
-    runtimes = [rel for rel in sorted(digests) if is_runtime(rel)]
+    runtimes = sorted({runtime_folder(rel) for rel in digests if is_runtime(rel)})
     if runtimes:
-        # the runtime module and its hash, as mapc publishes it for this version and target
-        data["runtime"] = {"path": runtimes[0], "sha256": digests[runtimes[0]]}
+        # the runtime package and its hash, as mapc publishes it for this version and target
+        data["runtime"] = {"path": runtimes[0], "sha256": runtime_sha256(digests, runtimes[0])}
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 

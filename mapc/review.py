@@ -191,50 +191,64 @@ def published_runtime(target: str, mapc_version: str):
 
 
 def runtime_path(lock: provenance.Lock) -> str | None:
-    """The runtime module's path in the lock (its ``runtime`` entry, or a listed mapc_runtime.py)."""
-    if lock.runtime and lock.runtime["path"] in lock.files:
+    """The runtime package's folder in the lock (its ``runtime`` entry, or the folder of a
+    listed runtime file); a ``mapc_runtime.py`` file for a build from before D68."""
+    if lock.runtime and (lock.runtime["path"] in lock.files
+                         or any(rel.startswith(lock.runtime["path"] + "/") for rel in lock.files)):
         return lock.runtime["path"]
-    return next((rel for rel in sorted(lock.files) if provenance.is_runtime(rel)), None)
+    found = next((rel for rel in sorted(lock.files) if provenance.is_runtime(rel)), None)
+    return provenance.runtime_folder(found) if found else None
 
 
 def check_runtime(lock: provenance.Lock, files: list[dict]) -> dict:
-    """One line on the runtime module: unchanged (the bytes mapc publishes for the lock's
+    """One line on the runtime package: unchanged (the bytes mapc publishes for the lock's
     version and target), or modified after the build, missing, or not verifiable. ``files``
-    are the review's file entries (``sha256`` as on disk, ``lock_sha256`` as in the lock).
-    ``finding`` marks what no file finding says already: a runtime whose lock entry matches
-    but that is not the runtime mapc publishes, or one this mapc cannot verify."""
+    are the review's file entries (``sha256`` as on disk, ``lock_sha256`` as in the lock;
+    a file in the package that the lock does not list counts as a change). ``finding``
+    marks what no file finding says already: a runtime whose lock entries match but that is
+    not the runtime mapc publishes, or one this mapc cannot verify."""
     import mapc
 
     path = runtime_path(lock)
-    out = {"path": path, "status": "none", "finding": False, "sha256": None,
-           "lock_sha256": lock.files.get(path) if path else None, "published_sha256": None}
+    out = {"path": path, "status": "none", "finding": False, "sha256": None, "lock_sha256": None,
+           "published_sha256": None}
     if path is None:
-        out["line"] = ("runtime: none in this build (built before mapc wrote mapc_runtime.py, or by a target "
+        out["line"] = ("runtime: none in this build (built before mapc wrote mapc_runtime/, or by a target "
                        "without one): the entry file carries its runtime")
         return out
-    entry = next((f for f in files if f["path"] == path), {"status": "missing"})
+    title = f"mapc {lock.mapc_version} {lock.target} runtime"
+    if path.endswith(".py"):
+        out.update(status="runtime_unverified", finding=True,
+                   line=f"runtime: {path} is the one-file runtime of an earlier mapc {lock.mapc_version}, which "
+                        "this mapc cannot verify (it writes the mapc_runtime/ package, D68): rebuild, and review "
+                        "this version's runtime once")
+        return out
+    mine = [f for f in files if provenance.is_runtime(f["path"]) and provenance.runtime_folder(f["path"]) == path]
+    out["lock_sha256"] = provenance.runtime_sha256(lock.files, path)
     published = published_runtime(lock.target, lock.mapc_version)
     known = published.sha256 if published else None
     out["published_sha256"] = known
-    title = f"mapc {lock.mapc_version} {lock.target} runtime"
-    if entry["status"] in ("missing", "unsafe", "not read"):
+    bad = next((f for f in mine if f["status"] in ("missing", "unsafe", "not read")), None)
+    if not mine or bad is not None:
+        status = bad["status"] if bad else "missing"
         why = {"missing": "MISSING (the lock lists it)", "unsafe": "NOT READ (not a regular file inside the "
-               "output)", "not read": "outside the folder given to review: not checked"}[entry["status"]]
-        out.update(status=f"runtime_{entry['status'].replace(' ', '_')}", line=f"runtime: {path} {why}")
+               "output)", "not read": "outside the folder given to review: not checked"}[status]
+        out.update(status=f"runtime_{status.replace(' ', '_')}", line=f"runtime: {bad['path'] if bad else path} {why}")
         return out
-    disk = entry["sha256"]
+    disk = provenance.runtime_sha256({f["path"]: f["sha256"] for f in mine}, path)
     out["sha256"] = disk
     if disk != out["lock_sha256"]:
         known_text = f"; mapc {lock.mapc_version} publishes {_short(known)}" if known else ""
-        out.update(status="runtime_modified",  # the file's `edited` finding says it too
-                   line=f"runtime: {path} MODIFIED after the build (sha256 {_short(disk)}, the lock says "
-                        f"{_short(out['lock_sha256'])}{known_text}): do not trust it; rebuild")
+        changed = sorted(f["path"] for f in mine if f["status"] != "ok")
+        out.update(status="runtime_modified",  # each file's `edited`/`not_generated` finding says it too
+                   line=f"runtime: {path}/ MODIFIED after the build ({', '.join(changed)}; sha256 {_short(disk)}, "
+                        f"the lock says {_short(out['lock_sha256'])}{known_text}): do not trust it; rebuild")
     elif known == disk:
         out.update(status="unchanged", line=f"runtime: {title}, unchanged (sha256 {_short(disk)})")
     elif known is not None:
         out.update(status="runtime_modified", finding=True,
-                   line=f"runtime: {path} is NOT the {title} (sha256 {_short(disk)}; mapc {lock.mapc_version} "
-                        f"publishes {_short(known)}), though its lock entry matches: the file and the lock were "
+                   line=f"runtime: {path}/ is NOT the {title} (sha256 {_short(disk)}; mapc {lock.mapc_version} "
+                        f"publishes {_short(known)}), though its lock entries match: the files and the lock were "
                         f"both changed; rebuild, or compare with `mapc runtime --target {lock.target} --show`")
     else:
         current = published_runtime(lock.target, mapc.__version__)

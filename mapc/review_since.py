@@ -273,7 +273,7 @@ def _since_one(folder: Path, lock_path: Path, ref: str, now) -> SinceReport:
         if unread:
             entry["not_read"] = unread
             rep.notes.append(f"{unread}: not read; compared by the hash its lock records")
-        if sub in runtimes:
+        if sub in runtimes or any(sub.startswith(f"{r}/") for r in runtimes):
             entry["runtime"] = True
         elif status == "changed" and old is not None and new is not None:
             entry.update(_file_diff(sub, old, new, ref, spec_names))
@@ -315,23 +315,32 @@ def _spec_change(old: provenance.Lock, new: provenance.Lock, old_text, new_text,
 
 def _runtime_line(old: provenance.Lock, new: provenance.Lock, files: list[dict], check: dict,
                   runtimes: set) -> dict:
-    entry = next((f for f in files if f.get("runtime") and f["after"]), None)
-    old_entry = next((f for f in files if f.get("runtime") and f["before"]), None)
+    after = _runtime_digest(files, "after")
+    before = _runtime_digest(files, "before")
     title = f"mapc {new.mapc_version} {new.target} runtime"
     show = f"`mapc runtime --target {new.target} --show`"
-    if entry is None:
+    if after is None:
         line = "runtime: none in this build"
-    elif old_entry is None:
-        line = f"runtime: new since then ({title}, sha256 {entry['after'][:12]}…): review it once: {show}"
-    elif old_entry["before"] == entry["after"]:
-        line = f"runtime: unchanged ({title}, sha256 {entry['after'][:12]}…)"
+    elif before is None:
+        line = f"runtime: new since then ({title}, sha256 {after[:12]}…): review it once: {show}"
+    elif before == after:
+        line = f"runtime: unchanged ({title}, sha256 {after[:12]}…)"
     else:
         line = (f"runtime: changed: mapc {old.mapc_version} → {new.mapc_version} {new.target} runtime (sha256 "
-                f"{old_entry['before'][:12]}… → {entry['after'][:12]}…): review it once: {show}")
+                f"{before[:12]}… → {after[:12]}…): review it once: {show}")
     if check.get("status") not in (None, "unchanged", "none"):
         line += "; " + check["line"].removeprefix("runtime: ")
-    return {"line": line, "status": check.get("status"), "before": old_entry["before"] if old_entry else None,
-            "after": entry["after"] if entry else None}
+    return {"line": line, "status": check.get("status"), "before": before, "after": after}
+
+
+def _runtime_digest(files: list[dict], side: str) -> str | None:
+    """The runtime's SHA-256 on one ``side`` (``before``/``after``): its package's manifest
+    hash, or the one file's hash of a build from before the package (D68)."""
+    mine = {f["path"]: f[side] for f in files if f.get("runtime") and f[side]}
+    package = sorted(provenance.runtime_folder(p) for p in mine if provenance.is_runtime(p))
+    if package:
+        return provenance.runtime_sha256(mine, package[0])
+    return next(iter(mine.values()), None)
 
 
 # -- diffs and the spec lines behind each hunk -----------------------------------------------------

@@ -199,7 +199,7 @@ def module_source(
 
     ``entry`` is the target's own code (usually a few lines calling runtime
     units); the runtime units the code references are imported from the
-    runtime module next to it (:data:`mapc.runtime.RUNTIME_FILE`), and
+    runtime package next to it (:data:`mapc.runtime.RUNTIME_PACKAGE`), and
     ``units`` names more to import (``mapc run`` uses it); ``with_probe=False``
     leaves out the probe (hosts that never probe a source); ``prelude`` is
     placed right after the imports (e.g. a host-package import for cap-evolve);
@@ -288,7 +288,7 @@ def _runtime_import(names: list[str]) -> str:
     import textwrap
 
     w = Writer()
-    w.comment(f"{runtime.RUNTIME_FILE} next to this file, imported without writing __pycache__/ here")
+    w.comment(f"{runtime.RUNTIME_PACKAGE}/ next to this file, imported without writing __pycache__/ there")
     w.line('if __name__ == "__main__":')
     w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
     w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")
@@ -304,19 +304,20 @@ def _runtime_import(names: list[str]) -> str:
     return w.text()
 
 
-def load_module(source: str, name: str = "mapc_generated", runtime_text: str | None = None, *,
+def load_module(source: str, name: str = "mapc_generated", runtime=None, *,
                 builtins: dict | None = None) -> dict:
     """Execute a generated entry file in a fresh namespace (mapc run, validators, tests).
 
-    Its ``from mapc_runtime import ...`` is answered by ``runtime_text`` (the runtime
-    module written next to it), executed once per text; nothing is put in
-    ``sys.modules``, so entry files with different runtimes can be loaded side by side.
-    ``builtins`` replaces builtins (e.g. a watched ``open``) in both modules.
+    Its ``from mapc_runtime import ...`` is answered by ``runtime`` (the runtime package
+    written next to it: ``SharedRuntime.files``, (path, text) pairs), each part executed
+    when it is first imported, as Python would; nothing is put in ``sys.modules``, so entry
+    files with different runtimes can be loaded side by side. ``builtins`` replaces builtins
+    (e.g. a watched ``open``) in the entry and the runtime.
     """
     ns: dict = {"__name__": name}
-    if runtime_text is not None:
-        module = load_runtime(runtime_text) if builtins is None else _runtime_module(runtime_text, builtins)
-        ns["__builtins__"] = _builtins_with_runtime(module, builtins)
+    if runtime is not None:
+        package = load_runtime(runtime) if builtins is None else _runtime_package(runtime, builtins)
+        ns["__builtins__"] = package.__dict__["__builtins__"]
     elif builtins is not None:
         ns["__builtins__"] = builtins
     exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - our own generated code
@@ -324,37 +325,73 @@ def load_module(source: str, name: str = "mapc_generated", runtime_text: str | N
 
 
 def load_entry_file(path, name: str = "mapc_generated") -> dict:
-    """A generated entry file on disk, executed with the runtime module next to it."""
+    """A generated entry file on disk, executed with the runtime package next to it."""
     from pathlib import Path
 
-    path = Path(path)
-    runtime_text = (path.parent / runtime.RUNTIME_FILE).read_text(encoding="utf-8")
-    return load_module(path.read_text(encoding="utf-8"), name, runtime_text)
+    return load_module(Path(path).read_text(encoding="utf-8"), name, read_runtime(Path(path).parent))
+
+
+def read_runtime(folder) -> tuple[tuple[str, str], ...]:
+    """The runtime package's files next to an entry file in ``folder``, as ``load_module`` takes them."""
+    from pathlib import Path
+
+    package = Path(folder) / runtime.RUNTIME_PACKAGE
+    return tuple((f"{runtime.RUNTIME_PACKAGE}/{p.name}", p.read_text(encoding="utf-8"))
+                 for p in sorted(package.glob("*.py")))
 
 
 @functools.lru_cache(maxsize=8)
-def load_runtime(text: str) -> types.ModuleType:
-    """A runtime module's text, executed into a module object (cached per text)."""
-    return _runtime_module(text, None)
+def load_runtime(files: tuple[tuple[str, str], ...]) -> types.ModuleType:
+    """A runtime package's files, loaded into a package module (cached per files)."""
+    return _runtime_package(files, None)
 
 
-def _runtime_module(text: str, builtins: dict | None) -> types.ModuleType:
-    module = types.ModuleType(runtime.RUNTIME_MODULE)
-    if builtins is not None:
-        module.__dict__["__builtins__"] = builtins
-    exec(compile(text, runtime.RUNTIME_FILE, "exec"), module.__dict__)  # noqa: S102 - mapc's runtime
-    return module
+def runtime_names(files: tuple[tuple[str, str], ...]) -> dict:
+    """Every name of every part of a runtime package (all parts loaded), as one namespace."""
+    package = load_runtime(files)
+    found: dict = {}
+    for part in sorted(set(package._PARTS.values())):
+        found.update(vars(package.load_part(part)))
+    return {k: v for k, v in found.items() if not k.startswith("__")}
 
 
-def _builtins_with_runtime(module: types.ModuleType, base: dict | None) -> dict:
-    """Builtins whose ``__import__`` gives ``module`` for the runtime's name."""
-    import builtins
+def _runtime_package(files, builtins: dict | None) -> types.ModuleType:
+    """The package ``mapc_runtime`` from its files: ``__init__`` now, each part on its first
+    import (``from .part import x``, ``from . import part``), through an ``__import__`` that
+    knows only this package's parts and hands everything else to Python's own."""
+    import builtins as python_builtins
 
-    base = vars(builtins) if base is None else base
+    base = vars(python_builtins) if builtins is None else builtins
+    texts = {path.rsplit("/", 1)[-1].removesuffix(".py"): text for path, text in files}
+    package = types.ModuleType(runtime.RUNTIME_PACKAGE)
+    modules = {"__init__": package}
+
+    def _module(part: str) -> types.ModuleType:
+        if part not in modules:
+            if part not in texts:
+                raise ImportError(f"{runtime.RUNTIME_PACKAGE} has no part {part!r}")
+            module = types.ModuleType(f"{runtime.RUNTIME_PACKAGE}.{part}")
+            module.__dict__.update(__package__=runtime.RUNTIME_PACKAGE, __builtins__=own)
+            modules[part] = module
+            code = compile(texts[part], f"{runtime.RUNTIME_PACKAGE}/{part}.py", "exec")
+            exec(code, module.__dict__)  # noqa: S102 - mapc's runtime
+            setattr(package, part, module)
+        return modules[part]
 
     def _import(name, globals=None, locals=None, fromlist=(), level=0):
-        if name == runtime.RUNTIME_MODULE and level == 0:
-            return module
-        return builtins.__import__(name, globals, locals, fromlist, level)
+        if level == 0 and name == runtime.RUNTIME_PACKAGE:
+            return package
+        if level == 1 and (globals or {}).get("__package__") == runtime.RUNTIME_PACKAGE:
+            if name:
+                return _module(name)
+            for part in fromlist or ():  # as Python does: a name the package lacks is a part
+                if part not in package.__dict__:
+                    _module(part)
+            return package
+        return python_builtins.__import__(name, globals, locals, fromlist, level)
 
-    return {**base, "__import__": _import}
+    own = {**base, "__import__": _import}
+    package.__dict__.update(__package__=runtime.RUNTIME_PACKAGE, __path__=[], __builtins__=own)
+    code = compile(texts["__init__"], f"{runtime.RUNTIME_PACKAGE}/__init__.py", "exec")
+    exec(code, package.__dict__)  # noqa: S102 - mapc's runtime
+    return package

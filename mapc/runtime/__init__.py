@@ -66,7 +66,9 @@ def _load() -> tuple[dict[str, Unit], dict[str, str]]:
     """Parse every runtime module once: units by name, import lines by bound name."""
     units: dict[str, Unit] = {}
     imports: dict[str, str] = {}
-    raw: list[tuple[str, str, ast.AST, str]] = []
+    # (name, module, names it references, source): no syntax tree is kept past its module,
+    # so parsing the runtime costs one module's tree of memory, not all of them (`mapc run`)
+    raw: list[tuple[str, str, set[str], str]] = []
     order = 0
     for module in MODULES:
         path = _HERE / f"{module}.py"
@@ -111,10 +113,10 @@ def _load() -> tuple[dict[str, Unit], dict[str, str]]:
             source = "".join(lines[start : node.end_lineno]).rstrip() + "\n"
             if name in units or any(r[0] == name for r in raw):
                 raise RuntimeError(f"duplicate runtime unit {name!r}")
-            raw.append((name, module, node, source))
+            raw.append((name, module, _referenced_names(node), source))
+        del tree, lines
     all_names = {r[0] for r in raw}
-    for name, module, node, source in raw:
-        refs = _referenced_names(node)
+    for name, module, refs, source in raw:
         units[name] = Unit(
             name=name,
             module=module,
@@ -177,21 +179,29 @@ def namespace(names=None) -> dict:
     return ns
 
 
-#: The file each build writes its runtime into, next to the entry file, and its module name.
-RUNTIME_FILE = "mapc_runtime.py"
-RUNTIME_MODULE = "mapc_runtime"
+#: The package each build writes its runtime into, next to the entry file: its folder and
+#: its import name (``from mapc_runtime import ...``).
+RUNTIME_PACKAGE = "mapc_runtime"
+RUNTIME_MODULE = RUNTIME_PACKAGE
 #: Runtime modules every target's runtime holds, before the target's own.
 CORE = ("jmespath_rt", "mapping_rt", "records_rt")
+#: Units only mapping a source runs (an RLViz ``stream``, a runner collecting a trace's
+#: records). With everything only they need, they form the package's ``stream`` part, which
+#: other parts reach through a forwarding function: a probe never compiles it (D68).
+STREAM_ROOTS = ("rlviz_stream", "collect_records")
+STREAM_PART = "stream"
 
 
 @dataclass(frozen=True)
 class SharedRuntime:
-    """The runtime module of one target: its text, SHA-256 and where it came from."""
+    """The runtime package of one target: its files, SHA-256 and where it came from."""
 
     target: str
     mapc_version: str
     modules: tuple[str, ...]
-    text: str
+    #: (path, text) of each file, paths relative to the entry file's folder
+    #: (``mapc_runtime/__init__.py``, ...), sorted by path
+    files: tuple[tuple[str, str], ...]
     sha256: str
     units: frozenset[str]
 
@@ -199,6 +209,35 @@ class SharedRuntime:
     def title(self) -> str:
         """How reviews name it: ``mapc 0.1.0 rlviz runtime``."""
         return f"mapc {self.mapc_version} {self.target} runtime"
+
+    @property
+    def text(self) -> str:
+        """Every file, each after a ``# ==> path <==`` line (``mapc runtime --show``)."""
+        return "".join(f"# ==> {path} <==\n{text}" for path, text in self.files)
+
+    @property
+    def lines(self) -> int:
+        return sum(text.count("\n") for _, text in self.files)
+
+    def files_at(self, folder: str = "") -> dict[str, bytes]:
+        """The files to write next to an entry file in ``folder`` (relative, '' for the top)."""
+        prefix = f"{folder}/" if folder else ""
+        return {prefix + path: text.encode("utf-8") for path, text in self.files}
+
+
+def is_runtime_path(rel: str) -> bool:
+    """A path (relative to an output folder) inside a runtime package."""
+    return RUNTIME_PACKAGE in rel.replace("\\", "/").split("/")[:-1]
+
+
+def manifest_sha256(digests) -> str:
+    """The runtime's SHA-256: of its manifest, one ``<sha256 of the file>  <path>`` line per
+    file (``sha256sum``'s format), paths relative to the package's parent, sorted by path
+    bytes. So ``cd FOLDER && LC_ALL=C sha256sum mapc_runtime/*.py | sha256sum`` prints it."""
+    import hashlib
+
+    lines = "".join(f"{digest}  {path}\n" for path, digest in sorted(digests, key=lambda d: d[0].encode()))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def _module_summary(module: str) -> str:
@@ -208,9 +247,76 @@ def _module_summary(module: str) -> str:
 
 
 def shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
-    """The runtime module of ``target``: the core modules and ``modules``, every unit of
+    """The runtime package of ``target``: the core modules and ``modules``, every unit of
     each (no tree-shaking), so the bytes depend only on mapc's version and the target."""
     return _shared_runtime(target, tuple(modules))
+
+
+def _eager(units: dict[str, Unit], roots, lazy: set[str]) -> set[str]:
+    """``roots`` and every unit they use, not following uses of ``lazy`` units."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name not in seen:
+            seen.add(name)
+            stack.extend(d for d in units[name].deps if d not in lazy)
+    return seen
+
+
+def partition(units: dict[str, Unit], names: list[str], chosen: tuple[str, ...]) -> dict[str, list[str]]:
+    """Units by the part (module of the package) that defines them, parts in load order.
+
+    The ``stream`` part holds :data:`STREAM_ROOTS` and what only they use; every other unit
+    stays in the part named after its runtime module. Parts import each other's units at
+    their top, so a part's import compiles the parts it needs and no others; uses of a
+    stream root from another part go through a forwarding function instead. A runtime whose
+    other parts use what the roots use (RELAI's, cap-evolve's) has no stream part."""
+    roots = set(STREAM_ROOTS) & set(names)
+    reached = _eager(units, roots, set())
+    front = set(names) - reached
+    shared = reached & _eager(units, front, roots)
+    if reached - shared <= roots:  # the other parts need all the roots need: no stream part
+        roots, reached, shared = set(), set(), set()
+    parts = {m: [n for n in names if units[n].module == m and n not in reached - shared] for m in chosen}
+    parts = {m: ns for m, ns in parts.items() if ns}
+    stream = [n for n in names if n in reached - shared]
+    if stream:
+        parts[STREAM_PART] = stream
+    where = {n: p for p, ns in parts.items() for n in ns}
+    # the parts' own imports must not go round in a circle (Python would see half a part)
+    uses = {p: {where[d] for n in ns for d in units[n].deps if d not in roots or p == STREAM_PART} - {p}
+            for p, ns in parts.items()}
+    order: list[str] = []
+    while len(order) < len(parts):
+        ready = [p for p in parts if p not in order and uses[p] <= set(order)]
+        if not ready:
+            stuck = sorted(p for p in parts if p not in order)
+            raise RuntimeError(f"runtime parts use each other in a circle: {', '.join(stuck)}")
+        order.append(ready[0])
+    return {p: parts[p] for p in order}
+
+
+def _import_block(lines: list[str]) -> str:
+    return "\n".join(sorted(set(lines), key=lambda s: (s.startswith("from "), s)))
+
+
+def _from_import(module: str, names: list[str]) -> str:
+    import textwrap
+
+    one = f"from {module} import {', '.join(names)}"
+    if len(one) <= 99:
+        return one
+    body = textwrap.wrap(", ".join(names) + ",", 95, initial_indent="    ", subsequent_indent="    ",
+                         break_on_hyphens=False)
+    return f"from {module} import (\n" + "\n".join(body) + "\n)"
+
+
+def _forwarder(name: str) -> str:
+    return (f"def {name}(*args, **kwargs):\n"
+            f'    """The {STREAM_PART} part\'s {name}, imported on the first call (a probe makes none)."""\n'
+            f"    from . import load_part\n\n"
+            f'    return load_part("{STREAM_PART}").{name}(*args, **kwargs)\n')
 
 
 @functools.lru_cache(maxsize=None)
@@ -225,33 +331,94 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
     outside = sorted({d for n in names for d in units[n].deps if units[d].module not in chosen})
     if outside:
         raise RuntimeError(f"the {target} runtime lacks units its units use: {', '.join(outside)}")
-    bound: set[str] = set()
-    for name in names:
-        bound |= units[name].imports
-    import_lines = sorted({imports[b] for b in bound}, key=lambda s: (s.startswith("from "), s))
+    parts = partition(units, names, chosen)
+    where = {n: p for p, ns in parts.items() for n in ns}
+    title = f"mapc {mapc.__version__} {target} runtime"
+    files: dict[str, str] = {}
+    for part, part_names in parts.items():
+        std = [imports[b] for n in part_names for b in units[n].imports]
+        used = {d for n in part_names for d in units[n].deps if where[d] != part}
+        lazy = sorted(d for d in used if d in STREAM_ROOTS and STREAM_PART in parts and part != STREAM_PART)
+        own: dict[str, list[str]] = {}
+        for d in sorted(used - set(lazy), key=lambda d: units[d].order):
+            own.setdefault(where[d], []).append(d)
+        relative = [_from_import(f".{p}", own[p]) for p in parts if p in own]
+        if part == STREAM_PART:
+            from_modules = ", ".join(m for m in chosen if any(units[n].module == m for n in part_names))
+            summary = f"The units only mapping a source runs (from {from_modules})"
+        else:
+            summary = _module_summary(part)
+        body = [units[n].source.rstrip("\n") for n in part_names] + [_forwarder(d).rstrip("\n") for d in lazy]
+        files[f"{RUNTIME_PACKAGE}/{part}.py"] = (
+            f"# {title}, part {part}. DO NOT EDIT (see __init__.py).\n"
+            f'"""{summary}."""\n\n'
+            + (_import_block(std) + "\n" if std else "")
+            + ("\n" if std and relative else "")
+            + ("\n".join(relative) + "\n" if relative else "")
+            + "\n\n" + "\n\n\n".join(body) + "\n"
+        )
+    files[f"{RUNTIME_PACKAGE}/__init__.py"] = _package_init(target, title, chosen, parts)
+    digests = []
+    for path, text in files.items():
+        compile(text, path, "exec")  # the runtime must at least compile
+        digests.append((path, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    ordered = tuple(sorted(files.items(), key=lambda f: f[0].encode()))
+    return SharedRuntime(target, mapc.__version__, chosen, ordered, manifest_sha256(digests),
+                         frozenset(names))
+
+
+def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[str, list[str]]) -> str:
+    """``mapc_runtime/__init__.py``: which part defines each name; a part is imported on the
+    first use of one of its names (PEP 562), without writing ``__pycache__/`` here."""
     head = [
-        f"# mapc {mapc.__version__} {target} runtime. DO NOT EDIT: every spec built by this mapc",
-        f"# version for the {target} target gets these same bytes; `mapc review` checks them",
-        "# against the SHA-256 that `mapc runtime` prints (see docs/review.md).",
-    ]
-    doc = [
-        f'"""mapc\'s {target} runtime: the helpers the generated entry file next to it imports.',
+        f"# {title}. DO NOT EDIT: every spec built by this mapc version for the",
+        f"# {target} target gets these same bytes; `mapc review` checks them against the",
+        "# SHA-256 that `mapc runtime` prints (see docs/review.md).",
+        f'"""mapc\'s {target} runtime: the helpers the generated entry file next to this folder imports.',
         "",
-        "Standard library only. Modules, in order:",
+        "Standard library only. Each part below is imported when the entry file first imports",
+        "one of its names, so a probe compiles only the parts it runs. Parts:",
         "",
     ]
-    doc += [f"- {m}: {_module_summary(m)}" for m in chosen]
-    doc += ['"""']
-    sections = []
-    for module in chosen:
-        body = "\n\n\n".join(units[n].source.rstrip("\n") for n in names if units[n].module == module)
-        sections.append(f"# --- {module} ---\n{body}")
-    text = (
-        "\n".join(head) + "\n"
-        + "\n".join(doc) + "\n\n"
-        + "\n".join(import_lines) + "\n\n\n"
-        + "\n\n\n".join(sections) + "\n"
-    )
-    compile(text, RUNTIME_FILE, "exec")  # the runtime must at least compile
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return SharedRuntime(target, mapc.__version__, chosen, text, digest, frozenset(names))
+    for part in parts:
+        summary = ("the units only mapping a source runs (a probe never imports it)" if part == STREAM_PART
+                   else _module_summary(part))
+        head.append(f"- {part}: {summary}")
+    head.append('"""')
+    table = ["#: the part that defines each name", "_PARTS = {name: part for part, names in ("]
+    for part, names in parts.items():
+        table.append(_from_import("", list(names)).replace("from  import (", f'    ("{part}", (', 1)
+                     if False else f'    ("{part}", (')
+        import textwrap
+
+        table += textwrap.wrap(", ".join(f'"{n}"' for n in names) + ",", 91, initial_indent="        ",
+                               subsequent_indent="        ", break_on_hyphens=False)
+        table.append("    )),")
+    table.append(") for name in names}")
+    branches = []
+    for i, part in enumerate(parts):
+        branches.append(f'        {"if" if i == 0 else "elif"} name == "{part}":')
+        branches.append(f"            from . import {part} as part")
+    load = [
+        "def load_part(name):",
+        '    """The part ``name`` of this runtime, imported without writing __pycache__/ into this',
+        '    folder (RLViz digests it, and rejects a plugin that changes while it runs)."""',
+        "    write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True",
+        "    try:",
+        *branches,
+        "        else:",
+        '            raise ImportError(f"{__name__} has no part {name!r}")',
+        "    finally:",
+        "        sys.dont_write_bytecode = write_bytecode",
+        "    return part",
+    ]
+    getattr_ = [
+        "def __getattr__(name):",
+        '    """``from mapc_runtime import x`` imports the part that defines ``x``."""',
+        "    part = _PARTS.get(name)",
+        "    if part is None:",
+        '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
+        "    return getattr(load_part(part), name)",
+    ]
+    return ("\n".join(head) + "\n\nimport sys\n\n" + "\n".join(table) + "\n\n\n" + "\n".join(load)
+            + "\n\n\n" + "\n".join(getattr_) + "\n")

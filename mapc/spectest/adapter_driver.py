@@ -19,12 +19,12 @@ PREFIX = "MAPC-TEST "
 def main(argv):
     module_path, standin, traces = argv[0], argv[1], argv[2:]
     sys.path.append(standin)  # cap-evolve adapters import cap_evolve; a real one earlier on the path wins
-    sys.path.insert(0, os.path.dirname(os.path.abspath(module_path)))  # its mapc_runtime.py, if any
+    sys.path.insert(0, os.path.dirname(os.path.abspath(module_path)))  # its mapc_runtime/, if any
     spec = importlib.util.spec_from_file_location("mapc_trusted_adapter", module_path)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-        # units the entry file does not import itself are in its runtime module (mapc >= 0.2)
+        # units the entry file does not import itself are in its runtime package
         runtime = sys.modules.get("mapc_runtime")
         for name in ("MapState", "SourceFile", "one_line"):
             if not hasattr(module, name) and hasattr(runtime, name):

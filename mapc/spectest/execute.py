@@ -117,7 +117,7 @@ class Executor:
                                  docstring=f"mapc test: in-process evaluation of {self.spec.name}",
                                  units=_EVAL_UNITS, runtime_units=shared.units,
                                  keep=("MAX_BYTES", "MAX_LINE_BYTES"))
-            self._evaluation = load_module(text, "mapc_test_evaluation", shared.text)
+            self._evaluation = load_module(text, "mapc_test_evaluation", shared.files)
         return self._evaluation
 
 
@@ -130,13 +130,13 @@ _MAX_COMPILED = 16
 
 
 def _compiled(spec: ir.Spec) -> tuple[str, dict]:
-    from mapc.build import mapping_runtime_text, mapping_source
+    from mapc.build import mapping_runtime, mapping_source
     from mapc.codegen.program import load_module
 
     hit = _COMPILED.get(spec.digest)
     if hit is None:
         text = mapping_source(spec)
-        hit = (text, load_module(text, _PROGRAM_NAME, mapping_runtime_text()))
+        hit = (text, load_module(text, _PROGRAM_NAME, mapping_runtime()))
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[spec.digest] = hit

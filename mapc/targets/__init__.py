@@ -27,6 +27,15 @@ from mapc.spec import ir
 _ENVIRONMENTS: dict[str, Any] = {}  # template folder -> its Jinja environment
 
 
+def render_template(name: str, **context: Any) -> str:
+    """``mapc.codegen.templating.render_template``, imported when a target first renders: the
+    targets are loaded for every command, Jinja only for those that build (``mapc run``
+    keeps its memory for the mapping)."""
+    from mapc.codegen.templating import render_template as render
+
+    return render(name, **context)
+
+
 @dataclass
 class ValidationReport:
     """What a built-in validator found. ``payload`` is the target's JSON report."""

@@ -17,11 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
-from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
-from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
-from mapc.targets import Target, ValidationReport
+from mapc.targets import Target, ValidationReport, render_template
 from mapc.targets.capevolve_data import (
     REPLAY_PLACEHOLDERS,
     read_trace,
@@ -213,7 +211,7 @@ class CapEvolveTarget(Target):
         )
         files = {
             "adapter.py": adapter.encode("utf-8"),
-            RUNTIME_FILE: shared.text.encode("utf-8"),
+            **shared.files_at(),
             "tasks.jsonl": tasks_jsonl(rows),
             "README.md": render_template("cap-evolve/README.md.j2", **context).encode("utf-8"),
         }

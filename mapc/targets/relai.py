@@ -18,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
-from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
-from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
-from mapc.targets import Target, ValidationReport
+from mapc.targets import Target, ValidationReport, render_template
 from mapc.targets.relai_catalog import (
     MANIFEST_PATH, adapter_dir, catalog, json_text, requirements, runner_argv, runtime_manifest,
     sensitive_names, task_entries, task_lines,
@@ -130,7 +128,7 @@ class RelaiTarget(Target):
         files = {
             f"{folder}/catalog.json": json_text(catalog(spec, entries)),
             f"{folder}/run.py": runner.encode("utf-8"),
-            f"{folder}/{RUNTIME_FILE}": shared.text.encode("utf-8"),
+            **shared.files_at(folder),
             f"{folder}/tasks.jsonl": task_lines(entries).encode("utf-8"),
             f"{folder}/README.md": render_template("relai/README.md.j2", **_readme_context(spec, entries)).encode("utf-8"),
         }

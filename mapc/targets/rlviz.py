@@ -18,11 +18,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mapc.codegen.pysrc import comment_text, description_lines, one_line
-from mapc.codegen.templating import render_template
 from mapc.diagnostics import Diagnostic
-from mapc.runtime import RUNTIME_FILE
 from mapc.spec import ir
-from mapc.targets import Target, ValidationReport
+from mapc.targets import Target, ValidationReport, render_template
 
 LARGE_FIXTURE_BYTES = 256 << 10
 CASES = "testdata/cases.json"
@@ -124,7 +122,7 @@ class RlvizTarget(Target):
             runtime_units=shared.units,
         )
         data = {name: _read_testdata(path) for name, path in sorted(testdata_files(spec).items())}
-        counts = _record_counts(spec, adapter, shared.text, data)
+        counts = _record_counts(spec, adapter, shared.files, data)
         cases = [
             {
                 "source": Path(fx.resolved).name,
@@ -135,7 +133,7 @@ class RlvizTarget(Target):
         ]
         files: dict[str, bytes] = {
             "adapter.py": adapter.encode("utf-8"),
-            RUNTIME_FILE: shared.text.encode("utf-8"),
+            **shared.files_at(),
             "rlviz-plugin.yaml": render_template(
                 "rlviz/rlviz-plugin.yaml.j2", plugin_name=spec.name, version=spec.version,
                 description=one_line(spec.description) or f"RLViz adapter for {spec.source.format} traces",
@@ -168,11 +166,11 @@ def _docstring(spec: ir.Spec) -> str:
             + header_table(spec, evaluators=False))
 
 
-def _record_counts(spec: ir.Spec, adapter: str, runtime_text: str, data: dict[str, bytes]) -> dict[str, int]:
+def _record_counts(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, bytes]) -> dict[str, int]:
     """Records each fixture yields today (its min_records unless the spec sets one)."""
-    from mapc.codegen.program import load_module, load_runtime
+    from mapc.codegen.program import load_module, runtime_names
 
-    ns = {**vars(load_runtime(runtime_text)), **load_module(adapter, "mapc_rlviz_adapter", runtime_text)}
+    ns = {**runtime_names(runtime), **load_module(adapter, "mapc_rlviz_adapter", runtime)}
     counts: dict[str, int] = {}
     from mapc.scratch import scratch
 

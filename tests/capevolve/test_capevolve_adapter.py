@@ -155,7 +155,7 @@ def test_run_target_without_the_tasks_file_reports_an_error_instead_of_raising(t
     bare = tmp_path / "adapters"
     bare.mkdir()
     shutil.copy(adapters / "adapter.py", bare / "adapter.py")
-    shutil.copy(adapters / "mapc_runtime.py", bare / "mapc_runtime.py")
+    shutil.copytree(adapters / "mapc_runtime", bare / "mapc_runtime")
     results, _ = drive(bare, [
         {"op": "run", "task": "add-small", "target": 5},
         {"op": "score", "task": "add-small", "target": 5, "rollout": {"task_id": "add-small", "output": "5"}},

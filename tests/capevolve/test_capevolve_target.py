@@ -40,7 +40,8 @@ def test_spec_rules(case):
 def test_the_example_builds_and_passes_the_gate(example_adapter):
     files = sorted(p.relative_to(example_adapter).as_posix() for p in example_adapter.rglob("*") if p.is_file())
     assert [f for f in files if f != "mapc.lock.json"] == [
-        "README.md", "adapter.py", "mapc_runtime.py", "tasks.jsonl", "traces/gpt-4o-airline.truncated.json"]
+        "README.md", "adapter.py", *(p for p, _ in get_target("cap-evolve").shared_runtime().files), "tasks.jsonl",
+        "traces/gpt-4o-airline.truncated.json"]
     recorded = EXAMPLE / "recorded" / "gpt-4o-airline.truncated.json"
     assert (example_adapter / "traces" / recorded.name).read_bytes() == recorded.read_bytes()
 

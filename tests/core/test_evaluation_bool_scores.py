@@ -33,5 +33,5 @@ def test_boolean_score_is_the_range_end_in_score_and_feedback(ok, expected):
     spec, diags = load_spec_text(SPEC)
     assert spec is not None, [d.message for d in diags]
     ns = load_module(module_source(build_program(spec), entry="", docstring="t", with_evaluation=True),
-                     runtime_text=get_target("relai").shared_runtime().text)
+                     runtime=get_target("relai").shared_runtime().files)
     assert ns["evaluate_passed"]({"signals": {"ok": ok}}, {}) == expected

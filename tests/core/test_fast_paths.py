@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mapc import runtime
-from mapc.build import mapping_namespace, mapping_runtime_text
-from mapc.codegen.program import build_program
+from mapc.build import mapping_namespace, mapping_runtime
+from mapc.codegen.program import build_program, runtime_names
 from mapc.runtime import jmespath_rt
 from mapc.runtime import mapping_rt as rt
 from mapc.spec import load_spec
@@ -128,8 +128,7 @@ def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
 def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
     """write_canonical writes signals as text (records_rt._emit_signal): the same bytes as the
     records collect_records keeps, encoded; values that are not written as text still are."""
-    ns = {}
-    exec(compile(mapping_runtime_text(), "mapc_runtime.py", "exec"), ns)
+    ns = runtime_names(mapping_runtime())  # every part of the runtime package mapc run uses
     values = ["x", 'é \u2028 "\\ \x00', "\ud800", 0, -5, 10**30, True, False, 2.5, -0.0, 1e16, 1e-07,
               1736000002.853, float("nan"), float("inf"), [1], {"a": 1}, None]
     trace = tmp_path / "t.jsonl"

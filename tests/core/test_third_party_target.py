@@ -66,7 +66,8 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
     assert built.returncode == 0, built.stderr
     assert "ndjson-cli: ok" in built.stderr and "built ndjson-cli adapter" in built.stderr
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "README.md", "convert.py", "mapc.lock.json", "mapc_runtime.py", "samples/results.jsonl"]
+        "README.md", "convert.py", "mapc.lock.json", "mapc_runtime/__init__.py", "mapc_runtime/jmespath_rt.py",
+        "mapc_runtime/mapping_rt.py", "mapc_runtime/records_rt.py", "samples/results.jsonl"]
     converted = subprocess.run([sys.executable, str(out / "convert.py"), str(TRACE)], capture_output=True,
                                timeout=120, env={"PATH": os.environ.get("PATH", "")})
     assert converted.returncode == 0 and converted.stdout == mapc.run(SPEC, TRACE).ndjson
@@ -74,8 +75,11 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
     assert "verifiers-math" in (out / "README.md").read_text()
     lock = json.loads((out / "mapc.lock.json").read_text())
     assert lock["target"] == "ndjson-cli"
-    assert lock["runtime"] == {"path": "mapc_runtime.py",
-                               "sha256": hashlib.sha256((out / "mapc_runtime.py").read_bytes()).hexdigest()}
+    on_disk = [(p.relative_to(out).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
+               for p in (out / "mapc_runtime").iterdir()]
+    from mapc.runtime import manifest_sha256
+
+    assert lock["runtime"] == {"path": "mapc_runtime", "sha256": manifest_sha256(on_disk)}
     from mapc.codegen.templating import template_digest
 
     assert lock["templates_sha256"] == template_digest(site / "mapc_target_ndjson" / "templates")

@@ -108,10 +108,9 @@ def build_all(jobs: list[tuple[Path, str, Path]]) -> list:
 def load_adapter(plugin: Path) -> dict:
     """The generated adapter.py executed in-process (the same code RLViz runs), with the runtime
     module next to it: the entry's names and the runtime's."""
-    from mapc.codegen.program import load_entry_file, load_runtime
+    from mapc.codegen.program import load_entry_file, read_runtime, runtime_names
 
-    runtime = load_runtime((plugin / "mapc_runtime.py").read_text(encoding="utf-8"))
-    return {**vars(runtime), **load_entry_file(plugin / "adapter.py", f"adapter_{plugin.name}")}
+    return {**runtime_names(read_runtime(plugin)), **load_entry_file(plugin / "adapter.py", f"adapter_{plugin.name}")}
 
 
 def map_records(ns: dict, source: Path) -> list[dict]:

@@ -1,21 +1,30 @@
-"""The runtime module a build writes is the same bytes for every spec of a target, and the lock
-names it with the SHA-256 mapc publishes for it (`mapc runtime`)."""
+"""The runtime package a build writes is the same bytes for every spec of a target, and the
+lock names it with the SHA-256 mapc publishes for it (`mapc runtime`): of its manifest, the
+``sha256sum`` lines of its files."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
-from mapc.runtime import RUNTIME_FILE
+from mapc.runtime import RUNTIME_PACKAGE, manifest_sha256
 from mapc.targets import get_target
 
 
 def check_runtime(folder: Path, lock_folder: Path, target: str, prefix: str = "") -> None:
     shared = get_target(target).shared_runtime()
-    assert (folder / RUNTIME_FILE).read_bytes() == shared.text.encode("utf-8"), folder
+    on_disk = sorted(p.relative_to(folder).as_posix() for p in (folder / RUNTIME_PACKAGE).rglob("*"))
+    assert on_disk == [path for path, _ in shared.files], folder
+    for path, text in shared.files:
+        assert (folder / path).read_bytes() == text.encode("utf-8"), (folder, path)
     lock = json.loads((lock_folder / "mapc.lock.json").read_text(encoding="utf-8"))
-    assert lock["runtime"] == {"path": prefix + RUNTIME_FILE, "sha256": shared.sha256}
-    assert lock["files"][prefix + RUNTIME_FILE] == shared.sha256
+    assert lock["runtime"] == {"path": prefix + RUNTIME_PACKAGE, "sha256": shared.sha256}
+    digests = [(path, hashlib.sha256((folder / path).read_bytes()).hexdigest()) for path in on_disk]
+    assert all(lock["files"][prefix + path] == digest for path, digest in digests)
+    # `sha256sum mapc_runtime/*.py | sha256sum`, as docs/review.md says
+    listing = "".join(f"{d}  {p}\n" for p, d in sorted(digests)).encode()
+    assert hashlib.sha256(listing).hexdigest() == manifest_sha256(digests) == shared.sha256
 
 
 def test_every_library_spec_gets_the_same_rlviz_runtime(library_plugins):
@@ -30,8 +39,28 @@ def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules()
     assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "records_rt", "rlviz_rt")
     assert "relai_main" in runtimes["relai"].units and "relai_main" not in runtimes["cap-evolve"].units
     for r in runtimes.values():
-        assert r.text.startswith(f"# mapc {r.mapc_version} {r.target} runtime.")
-        compile(r.text, RUNTIME_FILE, "exec")
+        files = dict(r.files)
+        assert files[f"{RUNTIME_PACKAGE}/__init__.py"].startswith(f"# mapc {r.mapc_version} {r.target} runtime.")
+        for path, text in r.files:
+            compile(text, path, "exec")
+
+
+def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
+    """A probe imports the parts that define what the entry imports: never ``stream``, whose
+    units (the readers, the id bookkeeping, the writer) only mapping a source runs."""
+    from mapc.runtime import STREAM_PART
+
+    r = get_target("rlviz").shared_runtime()
+    files = dict(r.files)
+    stream = files[f"{RUNTIME_PACKAGE}/{STREAM_PART}.py"]
+    for name in ("SourceFile", "MapState", "IdTable", "JsonDocumentReader", "write_canonical", "rlviz_stream"):
+        assert f"\ndef {name}(" in stream or f"\nclass {name}" in stream, name
+    probe_side = {"source_probe", "probe_source", "rlviz_main", "rlviz_probe", "emit_event", "child_id"}
+    others = "".join(text for path, text in r.files if not path.endswith(f"/{STREAM_PART}.py"))
+    assert all(f"\ndef {n}(" in others for n in probe_side)
+    # the other parts reach the stream part only through forwarders that import it late
+    assert "from .stream import" not in others and 'load_part("stream").rlviz_stream(' in others
+    assert len(stream) > len(files[f"{RUNTIME_PACKAGE}/mapping_rt.py"]) / 2
 
 
 def test_no_runtime_unit_shadows_a_module_the_runtime_imports():
@@ -40,9 +69,9 @@ def test_no_runtime_unit_shadows_a_module_the_runtime_imports():
     import ast
 
     for t in ("rlviz", "relai", "cap-evolve"):
-        r = get_target(t).shared_runtime()
-        tree = ast.parse(r.text)
-        imported = {(a.asname or a.name).split(".")[0] for n in tree.body
-                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-        assert imported and not imported & defined, (t, imported & defined)
+        for path, text in get_target(t).shared_runtime().files:
+            tree = ast.parse(text)
+            imported = {(a.asname or a.name).split(".")[0] for n in tree.body
+                        if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+            defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            assert not imported & defined, (t, path, imported & defined)

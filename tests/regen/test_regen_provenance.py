@@ -110,8 +110,12 @@ def test_relai_lock_lives_in_the_adapter_folder_and_catalog_stays_strict_json(tm
     assert sorted(os.listdir(project)) == [".relai"], "nothing at the project root"
     lock = json.loads((folder / "mapc.lock.json").read_bytes())
     assert lock["output"] == "../../.." and lock["owned"] == [".relai/custom-adaptor/tau2-airline"]
+    from mapc.targets import get_target
+
+    runtime = [p for p, _ in get_target("relai").shared_runtime().files]
     assert set(lock["files"]) == {f".relai/custom-adaptor/tau2-airline/{n}"
-                                  for n in ("README.md", "catalog.json", "mapc_runtime.py", "run.py", "tasks.jsonl")}
+                                  for n in ("README.md", "catalog.json", *runtime, "run.py", "tasks.jsonl")}
+    assert lock["runtime"]["path"] == ".relai/custom-adaptor/tau2-airline/mapc_runtime"
     catalog = json.loads((folder / "catalog.json").read_text(encoding="utf-8"))
     assert catalog["schema_version"] == "relai.custom_adapter.v1"
     run_py = (folder / "run.py").read_text()
@@ -133,7 +137,9 @@ def test_identical_bytes_across_hash_seeds_and_working_directories(tmp_path):
         snaps.append(snapshot(out))
         shutil.rmtree(out)
     assert snaps[0] == snaps[1]
-    assert len(snaps[0]) == 9
+    from mapc.targets import get_target
+
+    assert len(snaps[0]) == 8 + len(get_target("rlviz").shared_runtime().files)  # the runtime package's files
 
 
 def test_repeated_builds_are_byte_identical_and_leave_nothing_behind(tmp_path):

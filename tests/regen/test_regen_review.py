@@ -16,6 +16,7 @@ from golden import assert_golden
 from mapc import codescan
 from mapc.review import format_review, review
 from regen.helpers import CASES, EXAMPLES, build_ok, copy_case, mapc
+from mapc.targets import get_target
 
 REVIEW_CASES = sorted(p for p in (CASES / "review").iterdir() if (p / "edit.py").is_file())
 
@@ -64,13 +65,13 @@ def test_a_clean_build_has_no_findings_and_a_full_summary(plugin: Path, tmp_path
     assert [k["kind"] for k in r.emits["event_kinds"]] == ["message", "tool", "reward"]
     assert r.emits["signals"] == ["reward"]
     assert {f["path"]: f["status"] for f in r.files} == {
-        rel: "ok" for rel in ("README.md", "adapter.py", "mapc_runtime.py", "rlviz-plugin.yaml", "test_adapter.py",
-                              "testdata/cases.json",
+        rel: "ok" for rel in ("README.md", "adapter.py", *(p for p, _ in get_target("rlviz").shared_runtime().files),
+                              "rlviz-plugin.yaml", "test_adapter.py", "testdata/cases.json",
                               "testdata/sample.jsonl", "testdata/second.jsonl")}
     calls = {(b["function"], b["call"]) for b in r.executes["code"]}
     assert ("check_case", "subprocess.run") in calls  # test_adapter.py runs rlviz: mapc's own code
     text = format_review(r)
-    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (8) checked against the lock",
+    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (13) checked against the lock",
                     "FINDINGS: none"):
         assert section in text
 

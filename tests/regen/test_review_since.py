@@ -205,8 +205,9 @@ def _copy_out(repo: Path, tmp_path: Path) -> Path:
 def _relock(out: Path, **changes) -> None:
     lock_file = out / provenance.LOCK_NAME
     lock = json.loads(lock_file.read_text())
-    digest = provenance.sha256((out / "mapc_runtime.py").read_bytes())
-    lock["files"]["mapc_runtime.py"] = lock["runtime"]["sha256"] = digest
+    for part in (out / "mapc_runtime").iterdir():
+        lock["files"][f"mapc_runtime/{part.name}"] = provenance.sha256(part.read_bytes())
+    lock["runtime"]["sha256"] = provenance.runtime_sha256(lock["files"], "mapc_runtime")
     lock.update(changes)
     lock_file.write_text(json.dumps(lock))
 
@@ -219,11 +220,12 @@ def test_an_untouched_runtime_is_named_and_unchanged(repo: Path, tmp_path: Path)
 
 def test_a_tampered_runtime_is_detected(repo: Path, tmp_path: Path, monkeypatch):
     out = _copy_out(repo, tmp_path)
-    with open(out / "mapc_runtime.py", "a") as fh:
+    with open(out / "mapc_runtime" / "stream.py", "a") as fh:
         fh.write("\nprint('hello')\n")
     (r,) = review(out)
     assert r.runtime["status"] == "runtime_modified" and "MODIFIED after the build" in r.runtime["line"]
-    assert ("mapc_runtime.py", "edited") in [(f.file, f.code) for f in r.findings]
+    assert "mapc_runtime/stream.py" in r.runtime["line"]
+    assert ("mapc_runtime/stream.py", "edited") in [(f.file, f.code) for f in r.findings]
     # the lock rewritten to match: still not the runtime mapc publishes
     _relock(out)
     (r,) = review(out)
@@ -242,7 +244,7 @@ def test_a_runtime_from_another_mapc_version_is_not_verified(repo: Path, tmp_pat
     _relock(out, mapc_version="0.0.1")
     (r,) = review(out)  # the same bytes as this version's runtime: recognised
     assert r.runtime["status"] == "unchanged" and "built by mapc 0.0.1, the same bytes" in r.runtime["line"]
-    with open(out / "mapc_runtime.py", "a") as fh:
+    with open(out / "mapc_runtime" / "__init__.py", "a") as fh:
         fh.write("\n")
     _relock(out, mapc_version="0.0.1")
     (r,) = review(out)
@@ -252,9 +254,17 @@ def test_a_runtime_from_another_mapc_version_is_not_verified(repo: Path, tmp_pat
 
 def test_a_missing_runtime_is_said(repo: Path, tmp_path: Path):
     out = _copy_out(repo, tmp_path)
-    (out / "mapc_runtime.py").unlink()
+    (out / "mapc_runtime" / "records_rt.py").unlink()
     (r,) = review(out)
-    assert r.runtime["status"] == "runtime_missing" and "MISSING" in r.runtime["line"]
+    assert r.runtime["status"] == "runtime_missing" and "mapc_runtime/records_rt.py MISSING" in r.runtime["line"]
+
+
+def test_a_module_planted_in_the_runtime_package_is_a_change(repo: Path, tmp_path: Path):
+    out = _copy_out(repo, tmp_path)
+    (out / "mapc_runtime" / "extra.py").write_text("import os\n")
+    (r,) = review(out)
+    assert r.runtime["status"] == "runtime_modified" and "mapc_runtime/extra.py" in r.runtime["line"]
+    assert ("mapc_runtime/extra.py", "not_generated") in [(f.file, f.code) for f in r.findings]
 
 
 # -- which spec comment encloses a line, unit ------------------------------------------------------

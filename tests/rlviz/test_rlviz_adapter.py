@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlviz.support import ROOT, run_adapter
-from mapc.codegen.program import load_module
+from mapc.codegen.program import load_module, read_runtime
 from mapc.validators.rlviz.records import StreamChecker, check_stream, split_lines
 from shared_paths import CORPUS
 
@@ -83,7 +83,7 @@ def test_probe_reads_a_bounded_prefix(built, name, tmp_path):
     import builtins
 
     ns = load_module((plugin / "adapter.py").read_text(), f"adapter_{name.replace('-', '_')}",
-                     (plugin / "mapc_runtime.py").read_text(),
+                     read_runtime(plugin),
                      builtins={**vars(builtins), "open": lambda *a, **k: Counting(real_open(*a, **k))})
     answer = ns["probe"](str(big), 1000)
     assert answer["supported"] in (True, False)
@@ -231,10 +231,13 @@ def test_generated_adapter_needs_only_the_standard_library(built, tmp_path):
     import ast
 
     for plugin, _ in built.values():
-        for name, own in (("adapter.py", {"mapc_runtime"}), ("mapc_runtime.py", set())):
+        parts = [(p.relative_to(plugin).as_posix(), set()) for p in sorted((plugin / "mapc_runtime").glob("*.py"))]
+        assert len(parts) >= 3
+        for name, own in (("adapter.py", {"mapc_runtime"}), *parts):
             tree = ast.parse((plugin / name).read_text())
             modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-            modules |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+            modules |= {n.module.split(".")[0] for n in ast.walk(tree)
+                        if isinstance(n, ast.ImportFrom) and not n.level}  # not the runtime's own parts
             assert modules <= set(sys.stdlib_module_names) | own, modules - set(sys.stdlib_module_names)
             assert not modules & {"subprocess", "socket", "urllib", "http", "shutil", "ctypes"}
 

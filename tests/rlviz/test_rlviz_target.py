@@ -70,7 +70,9 @@ def test_generated_files_and_goldens(built, name):
     plugin, source = built[name]
     files = {p.relative_to(plugin).as_posix() for p in plugin.rglob("*") if p.is_file()}
     files.discard("mapc.lock.json")  # written by the build for regeneration, not by this target
-    expected = {"README.md", "adapter.py", "mapc_runtime.py", "rlviz-plugin.yaml", "test_adapter.py",
+    runtime = {p for p, _ in get_target("rlviz").shared_runtime().files}
+    assert {"mapc_runtime/__init__.py", "mapc_runtime/stream.py"} <= runtime
+    expected = {"README.md", "adapter.py", *runtime, "rlviz-plugin.yaml", "test_adapter.py",
                 "testdata/cases.json", f"testdata/{source.name}"}
     assert expected <= files and len(files - expected) <= 1  # plus a sibling file, if the spec reads one
     assert_golden(GOLDEN / name / "rlviz-plugin.yaml", _without_header((plugin / "rlviz-plugin.yaml").read_text()))
@@ -92,7 +94,7 @@ def test_generated_python_is_formatted(built):
             assert text.startswith("#!/usr/bin/env python3\n") and text.endswith("\n") and "\t" not in text
         # the parts this target writes (entry, protocol runtime, test runner) keep lines short
         adapter = (plugin / "adapter.py").read_text()
-        runtime = (plugin / "mapc_runtime.py").read_text()
+        runtime = (plugin / "mapc_runtime" / "rlviz_rt.py").read_text()
         own = runtime[runtime.index("class RequestError"):]
         own += adapter[adapter.rindex('if __name__ == "__main__":'):]
         own += (plugin / "test_adapter.py").read_text()

@@ -182,11 +182,11 @@ def test_generated_code_opens_sources_read_only(tmp_path, monkeypatch, capsysbin
         opened.append((str(path), flags))
         return real_os_open(path, flags, *args, **kwargs)
 
-    from mapc.codegen.program import load_module
+    from mapc.codegen.program import load_module, read_runtime
 
     # the adapter and the runtime module next to it, both with `open` watched
     namespace = load_module((out / "adapter.py").read_text(encoding="utf-8"), "adapter_under_test",
-                            (out / "mapc_runtime.py").read_text(encoding="utf-8"),
+                            read_runtime(out),
                             builtins={**builtins.__dict__, "open": watched_open})
     monkeypatch.setattr(os, "open", watched_os_open)
     before = source.read_bytes(), os.stat(source).st_mtime_ns
