@@ -689,9 +689,22 @@ def _write_project_schema(path: Path) -> str:
     return f"{done} {shown}, the schema editors complete the spec with (see its first line)"
 
 
+def _plain_run(argv: list[str]) -> bool:
+    """``mapc run SPEC SOURCE``: one spec, one source, no option."""
+    return len(argv) == 3 and argv[0] == "run" and not any(a.startswith("-") for a in argv[1:])
+
+
 def main() -> None:
     """Console entry point."""
     try:
+        if _plain_run(sys.argv[1:]):
+            # the same command without building the command tree: Typer makes a pydantic
+            # adapter for every parameter of every command, about 20 MiB that a mapping of a
+            # large trace would carry to its end (docs/performance.md, JSON documents)
+            try:
+                run(Path(sys.argv[2]), [Path(sys.argv[3])], jobs=0, as_json=False)
+            except typer.Exit as exc:
+                sys.exit(exc.exit_code)
         app()
     except SystemExit:
         raise

@@ -58,6 +58,22 @@ def test_run_prints_canonical_records_that_pass_the_rlviz_schema():
     assert len(ids) == len(set(ids))
 
 
+def test_plain_run_skips_the_command_tree_and_answers_as_with_options():
+    """`mapc run SPEC SOURCE` runs the `run` command without Typer building every command
+    (and its pydantic adapters): same bytes, messages and exit status as with an option."""
+    for source in (EXAMPLE / "results.jsonl", EXAMPLE / "no-such-trace.jsonl"):
+        plain = subprocess.run([sys.executable, "-X", "importtime", "-m", "mapc.cli", "run", EXAMPLE / "spec.yaml",
+                                source], cwd=ROOT, capture_output=True, timeout=120)
+        full = mapc("run", "--jobs", "0", EXAMPLE / "spec.yaml", source)
+        imported = {line.rsplit("|", 1)[-1].strip() for line in plain.stderr.decode().splitlines()
+                    if line.startswith("import time:")}
+        assert "mapc.api" in imported and "typer._adapters" not in imported and "pydantic" not in imported
+        messages = [line for line in plain.stderr.decode().splitlines() if not line.startswith("import time:")]
+        assert (plain.returncode, plain.stdout, messages) == (full.returncode, full.stdout,
+                                                              full.stderr.decode().splitlines())
+    assert full.returncode == 1 and plain.stdout == b""
+
+
 def test_run_json_mode_and_dry_run_errors():
     proc = mapc("run", "--json", EXAMPLE / "spec.yaml", EXAMPLE / "results.jsonl")
     payload = json.loads(proc.stdout)
