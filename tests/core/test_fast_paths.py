@@ -159,8 +159,7 @@ def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path)
 def test_events_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
     """write_canonical writes events from text kept between them (mapping_rt.event_writer):
     the same bytes as the records collect_records keeps, encoded, whatever the event holds."""
-    ns = {}
-    exec(compile(mapping_runtime_text(), "mapc_runtime.py", "exec"), ns)
+    ns = runtime_names(mapping_runtime())  # every part of the runtime package mapc run uses
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"a": 1}\n\n {"a": "é"}\r\n{"a": [1, {"b": null}]}\n')
     deep = []
