@@ -171,7 +171,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = "." * node.level + (node.module or "")
         if node.level == 1 and is_runtime_path(self.rel):
-            pass  # the runtime package's parts import each other (D71)
+            pass  # the runtime package's parts import each other (D72)
         elif node.level:
             self.flag(node, "import_not_allowed", f"relative import from {module}")
         else:

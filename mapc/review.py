@@ -192,7 +192,7 @@ def published_runtime(target: str, mapc_version: str):
 
 def runtime_path(lock: provenance.Lock) -> str | None:
     """The runtime package's folder in the lock (its ``runtime`` entry, or the folder of a
-    listed runtime file); a ``mapc_runtime.py`` file for a build from before D71."""
+    listed runtime file); a ``mapc_runtime.py`` file for a build from before D72."""
     if lock.runtime and (lock.runtime["path"] in lock.files
                          or any(rel.startswith(lock.runtime["path"] + "/") for rel in lock.files)):
         return lock.runtime["path"]
@@ -220,7 +220,7 @@ def check_runtime(lock: provenance.Lock, files: list[dict]) -> dict:
     if path.endswith(".py"):
         out.update(status="runtime_unverified", finding=True,
                    line=f"runtime: {path} is the one-file runtime of an earlier mapc {lock.mapc_version}, which "
-                        "this mapc cannot verify (it writes the mapc_runtime/ package, D71): rebuild, and review "
+                        "this mapc cannot verify (it writes the mapc_runtime/ package, D72): rebuild, and review "
                         "this version's runtime once")
         return out
     mine = [f for f in files if provenance.is_runtime(f["path"]) and provenance.runtime_folder(f["path"]) == path]

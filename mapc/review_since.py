@@ -335,7 +335,7 @@ def _runtime_line(old: provenance.Lock, new: provenance.Lock, files: list[dict],
 
 def _runtime_digest(files: list[dict], side: str) -> str | None:
     """The runtime's SHA-256 on one ``side`` (``before``/``after``): its package's manifest
-    hash, or the one file's hash of a build from before the package (D71)."""
+    hash, or the one file's hash of a build from before the package (D72)."""
     mine = {f["path"]: f[side] for f in files if f.get("runtime") and f[side]}
     package = sorted(provenance.runtime_folder(p) for p in mine if provenance.is_runtime(p))
     if package:

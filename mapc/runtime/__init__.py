@@ -187,7 +187,7 @@ RUNTIME_MODULE = RUNTIME_PACKAGE
 CORE = ("jmespath_rt", "mapping_rt", "records_rt")
 #: Units only mapping a source runs (an RLViz ``stream``, a runner collecting a trace's
 #: records). With everything only they need, they form the package's ``stream`` part, which
-#: other parts reach through a forwarding function: a probe never compiles it (D71).
+#: other parts reach through a forwarding function: a probe never compiles it (D72).
 STREAM_ROOTS = ("rlviz_stream", "collect_records")
 STREAM_PART = "stream"
 

@@ -3,7 +3,7 @@
 Each build writes ``mapc_runtime/`` beside ``adapter.py`` / ``run.py``. RLViz digests every
 file of a plugin and rejects one that changes while it validates: running the adapter by hand
 (no ``PYTHONDONTWRITEBYTECODE``) must leave no ``__pycache__/`` behind, also when a stream
-imports the runtime's ``stream`` part late (a probe never imports it, D71). cap-evolve's loader
+imports the runtime's ``stream`` part late (a probe never imports it, D72). cap-evolve's loader
 puts ``adapters/`` first on ``sys.path``: its real check and a real run must import the
 runtime from there. RELAI runs ``run.py`` by path: mapc's RELAI validator runs every task.
 """
