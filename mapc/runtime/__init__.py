@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -302,8 +303,6 @@ def _import_block(lines: list[str]) -> str:
 
 
 def _from_import(module: str, names: list[str]) -> str:
-    import textwrap
-
     one = f"from {module} import {', '.join(names)}"
     if len(one) <= 99:
         return one
@@ -387,10 +386,7 @@ def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[
     head.append('"""')
     table = ["#: the part that defines each name", "_PARTS = {name: part for part, names in ("]
     for part, names in parts.items():
-        table.append(_from_import("", list(names)).replace("from  import (", f'    ("{part}", (', 1)
-                     if False else f'    ("{part}", (')
-        import textwrap
-
+        table.append(f'    ("{part}", (')
         table += textwrap.wrap(", ".join(f'"{n}"' for n in names) + ",", 91, initial_indent="        ",
                                subsequent_indent="        ", break_on_hyphens=False)
         table.append("    )),")
