@@ -151,6 +151,7 @@ _TEMP_OR_SKIP = re.compile(
     r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\#[^\n]*|(?<!\w)(v|out|item|expr)([0-9]+)(?!\w)"""
 )
 _ASSIGNED = re.compile(r"(\w+) = ")
+_WORD = re.compile(r"\w+")
 
 
 def _renumber(lines: list[str]) -> list[str]:
@@ -206,6 +207,9 @@ class FunctionCompiler:
         #: common subexpressions: the source of a pure value -> the variable that holds it,
         #: for the values computed on every path to where code goes now
         self._memo: dict[str, str] = {}
+        #: name -> the memoized sources that mention it or are held in it (a superset: entries
+        #: are never removed), so a new value for a name looks at those keys only, not at all
+        self._mentions: dict[str, set[str]] = {}
 
     # -- emission ---------------------------------------------------------
     def new(self, prefix: str) -> str:
@@ -222,7 +226,14 @@ class FunctionCompiler:
     def _forget(self, var: str) -> None:
         """``var`` gets a new value: memoized values held in it or computed from it are stale."""
         word = re.compile(rf"\b{re.escape(var)}\b")
-        self._memo = {k: v for k, v in self._memo.items() if v != var and not word.search(k)}
+        for k in self._mentions.get(var, ()):
+            if k in self._memo and (self._memo[k] == var or word.search(k)):
+                del self._memo[k]
+
+    def _remember(self, src: str, var: str) -> None:
+        self._memo[src] = var
+        for name in {var, *_WORD.findall(src)}:
+            self._mentions.setdefault(name, set()).add(src)
 
     @contextmanager
     def _block(self, keep: bool = False):
@@ -283,7 +294,7 @@ class FunctionCompiler:
         var = self.new(prefix)
         self.emit_statement(f"{var} = ", e)
         if e.pure:
-            self._memo[e.src] = var
+            self._remember(e.src, var)
         return _name(var, boolean=e.boolean, nonnull=e.nonnull)
 
     def operands(self, exprs: list[Expr]) -> list[Expr]:
