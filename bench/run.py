@@ -50,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,12 +141,26 @@ def run_process(argv: list[str], *, cwd: Path | None = None, keep_all: bool = Fa
         tail = b""
         full = [] if keep_all else None
         out_bytes = lines = 0
-        peak = None
+        peaks: list[int] = []
+        running = True
+
+        def watch() -> None:
+            # every 10 ms, not only when output comes: `mapc run` compiles the spec before it
+            # writes anything and then replaces itself (exec, same pid) with the mapping process,
+            # whose VmHWM starts again; the peak reported is the higher of the two phases
+            while running:
+                hwm = high_water_kib(proc.pid)
+                if hwm is not None:
+                    peaks.append(hwm)
+                time.sleep(0.01)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         while True:
             chunk = os.read(fd, 1 << 20)
             hwm = high_water_kib(proc.pid)
             if hwm is not None:
-                peak = hwm if peak is None else max(peak, hwm)
+                peaks.append(hwm)
             if not chunk:
                 break
             out_bytes += len(chunk)
@@ -155,6 +170,9 @@ def run_process(argv: list[str], *, cwd: Path | None = None, keep_all: bool = Fa
             tail = (tail + chunk)[-TAIL_BYTES:]
             if full is not None and out_bytes <= keep_limit:
                 full.append(chunk)
+        running = False
+        watcher.join()  # before the pid is reaped (and could be another process's)
+        peak = max(peaks) if peaks else None
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.stdout.close()

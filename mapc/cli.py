@@ -273,6 +273,10 @@ def run(
         typer.echo(json.dumps(_run_json(result, diagnostics=[d.to_dict() for d in diags]), ensure_ascii=False))
         raise typer.Exit(EXIT_OK if result.ok else EXIT_FINDINGS)
     _emit_diags(diags.warnings, False)  # the spec's own warnings (fixture checks), before the mapping's
+    if _EXEC_MAPPING:  # the command line's own process: map in one without the compiler (D73)
+        from mapc.run_exec import exec_mapping
+
+        exec_mapping(loaded.ir, source)  # returns only when it cannot
     result = run_one(loaded, source, out=sys.stdout.buffer)
     for message in result.warning_messages:
         typer.echo(f"warning: {message}", err=True)
@@ -694,8 +698,15 @@ def _plain_run(argv: list[str]) -> bool:
     return len(argv) == 3 and argv[0] == "run" and not any(a.startswith("-") for a in argv[1:])
 
 
+#: Whether ``run`` may replace this process to map (``mapc.run_exec``): only when mapc is the
+#: process's command (``main``), never inside a caller's process (tests, ``CliRunner``).
+_EXEC_MAPPING = False
+
+
 def main() -> None:
     """Console entry point."""
+    global _EXEC_MAPPING
+    _EXEC_MAPPING = True
     try:
         if _plain_run(sys.argv[1:]):
             # the same command without building the command tree: Typer makes a pydantic
