@@ -21,6 +21,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapc.fieldpath import render as _join
+from mapc.fieldpath import segments
 from mapc.profile import Profile, ProfileError, profile
 from mapc.reads import read_paths, spec_reads
 
@@ -61,17 +63,6 @@ class DriftReport:
 
 
 # -- path matching ------------------------------------------------------------------------
-def segments(path: str) -> tuple[str, ...]:
-    """``a.b[].c`` -> ``('a', 'b', '[]', 'c')``."""
-    out: list[str] = []
-    for part in path.split(".") if path else []:
-        name, _, rest = part.partition("[")
-        if name:
-            out.append(name)
-        out += ["[]"] * (rest.count("]") if rest or part.endswith("]") else 0)
-    return tuple(out)
-
-
 def _matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
     return len(pattern) == len(path) and all(
         p == q or (p == "*" and q != "[]") for p, q in zip(pattern, path))
@@ -120,13 +111,6 @@ class PathIndex:
             if found is not None:
                 return found
         return None
-
-
-def _join(segs) -> str:
-    out = ""
-    for s in segs:
-        out = out + s if s == "[]" else (f"{out}.{s}" if out else s)
-    return out
 
 
 #: Spec keys whose expressions look at a value without mapping it (a loop, a test).

@@ -27,6 +27,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapc import fieldpath
 from mapc.init_rules import RuleDrafter, q
 from mapc.profile import Profile, ProfileError, profile
 from mapc.runtime.mapping_rt import parse_prefix
@@ -227,9 +228,9 @@ def _children(prof: Profile, path: str) -> list[str]:
     return prof.children(path)
 
 
-def _segment(key: str) -> str:
+def _segment(name: str) -> str:
     """A member name as an expression field (quoted unless a plain identifier)."""
-    return key if _IDENT.match(key) else json.dumps(key)
+    return fieldpath.key(name)
 
 
 def _main_type(prof: Profile, path: str) -> str | None:
@@ -247,7 +248,7 @@ def _objects_at(prof: Profile, path: str) -> int:
 
 def _always_present(prof: Profile, parent: str, key: str) -> bool:
     """``key`` is present and non-null in every object at ``parent``."""
-    shape = prof.fields.get(f"{parent}.{key}" if parent else key)
+    shape = prof.fields.get(fieldpath.child(parent, key))
     owners = _objects_at(prof, parent)
     return bool(shape and owners and shape.count - shape.types.get("null", 0) >= owners)
 
@@ -338,13 +339,13 @@ class _Drafter:
             specific = [k for k in keys if k not in GENERIC_KEYS] or keys
             specific.sort(key=lambda k: (text.find(json.dumps(k)) if json.dumps(k) in text else len(text), k))
             chosen = specific[:MAX_REQUIRE]
-            typed = [(k, _main_type(pre, k)) for k in chosen]
+            typed = [(k, _main_type(pre, _segment(k))) for k in chosen]
             when = " && ".join(f"type({_segment(k)}) == '{t}'" for k, t in typed
-                               if t and len([x for x in pre.fields[k].types if x != "null"]) == 1)
+                               if t and len([x for x in pre.fields[_segment(k)].types if x != "null"]) == 1)
             lines = ["  probe:", "    # TODO: keys present in every record of the sample's first 64 KiB;"
                      " keep the most specific ones"]
             if chosen:
-                lines.append(f"    require: [{', '.join(q(k) if _segment(k) != k else k for k in chosen)}]")
+                lines.append(f"    require: [{', '.join(q(_segment(k)) if _segment(k) != k else k for k in chosen)}]")
             if when:
                 lines.append(f"    when: {q(when)}")
             self.require, self.when = chosen, when
@@ -354,8 +355,8 @@ class _Drafter:
             specific = [k for k in keys if k not in GENERIC_KEYS] or keys
             specific.sort(key=lambda k: (text.find(json.dumps(k)) if json.dumps(k) in text else len(text), k))
             conds = ["type(@) == 'array'"] + [
-                f"type([0].{_segment(k)}) == '{_main_type(pre, '[].' + k)}'"
-                for k in specific[:MAX_REQUIRE] if _main_type(pre, "[]." + k)
+                f"type([0].{_segment(k)}) == '{_main_type(pre, fieldpath.child('[]', k))}'"
+                for k in specific[:MAX_REQUIRE] if _main_type(pre, fieldpath.child("[]", k))
             ]
             self.require, self.when = [], " && ".join(conds)
             return ["  probe:", "    # TODO: an array whose first element has these fields; make it more specific",
@@ -374,10 +375,11 @@ class _Drafter:
             rel = path[len(prefix):]
             if "[" in rel or (exclude and path.startswith(exclude)) or rel.count(".") > 3:
                 continue
-            if not all(_IDENT.match(part) for part in rel.split(".")):
-                continue  # keys such as model names are data, not fields
+            names = fieldpath.segments(rel)
+            if not all(_IDENT.match(part) for name in names for part in name.split(".")):
+                continue  # keys such as model names are data, not fields (`gen_ai.usage.x` is one)
             kind = _main_type(self.prof, path)
-            last = rel.split(".")[-1]
+            last = names[-1].rsplit(".", 1)[-1]
             if kind in ("number", "boolean") and SIGNAL_RE.search(rel):
                 out.append(rel)
             elif kind == "string" and last in ("score", "grade", "value") and SIGNAL_RE.search(rel):
@@ -392,7 +394,7 @@ class _Drafter:
         if paths is None and self.prof.container == "jsonl":
             return RuleDrafter(self.prof, [""], self.docs(), self.values).rules()  # each line is an event
         if paths is None:
-            rewards = [r for r in self.signals("", None) if re.search(r"reward|score", r.split(".")[-1], re.I)]
+            rewards = [r for r in self.signals("", None) if re.search(r"reward|score", fieldpath.last(r), re.I)]
             if rewards:
                 expr = self._field_expr(rewards[0])
                 return ["    kind: reward    # TODO: the document holds one outcome, not a list of events",
@@ -402,15 +404,14 @@ class _Drafter:
         return RuleDrafter(self.prof, paths, self.docs(), self.values).rules()
 
     def _field_expr(self, path: str) -> str:
-        """The expression reading profile path ``path`` (a csv column name is one key, dots and all)."""
-        if self.prof.container == "csv":
-            return _segment(path)
-        return ".".join(_segment(part) for part in path.split("."))
+        """The expression reading profile path ``path`` (profile paths are expressions already:
+        a key with dots, a csv column's too, is quoted there)."""
+        return path
 
     def task_id(self, base: str) -> str | None:
         """A field naming the task a rollout belongs to, present in every rollout."""
         for key in TASK_ID_KEYS:
-            if _always_present(self.prof, base, key) and _main_type(self.prof, f"{base}.{key}" if base else key) in (
+            if _always_present(self.prof, base, key) and _main_type(self.prof, fieldpath.child(base, key)) in (
                     "string", "number"):
                 return key
         return None
@@ -489,7 +490,7 @@ class _Drafter:
         if elem_paths and len(elem_paths) > 1:  # arrays side by side: one conversation
             inner = events_path[:-2]
             prefix = inner.rsplit("[]", 1)[0] + "[]" if "[]" in inner else ""
-            names = [".".join(_segment(k) for k in p[len(prefix):-2].lstrip(".").split(".")) for p in elem_paths]
+            names = [p[len(prefix):-2].lstrip(".") for p in elem_paths]
             event_loops = event_loops[:-1] + [f"concat({', '.join(names)})"]
         rollouts = traj_loop is not None and not case_loops  # one case per rollout, as the library does
         if rollouts:
@@ -567,7 +568,7 @@ class _Drafter:
             ok, problem, probe_ok = _check_draft(text, self.sample, self.spec_dir)
             if ok:
                 return text, True, False
-            missing = re.search(r"missing required field (\S+)", problem or "")
+            missing = re.search(r"missing required field (.+?) \((?:not|by)", problem or "")
             if missing:  # a later record lacks a key the prefix always had
                 relaxed = _drop_required(text, missing.group(1))
             else:
@@ -608,7 +609,7 @@ def _drop_required(text: str, key: str) -> str:
     for line in text.split("\n"):
         if line.startswith("    require: ["):
             keys = [k.strip() for k in line[len("    require: ["):-1].split(",") if k.strip()]
-            keys = [k for k in keys if k.strip('"') != key]
+            keys = [k for k in keys if (json.loads(k) if k.startswith('"') else k) != key]
             if not keys:
                 continue
             line = f"    require: [{', '.join(keys)}]"

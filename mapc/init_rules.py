@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import re
 
+from mapc.fieldpath import ANY, child, join, key, segments
 from mapc.profile import Profile
-from mapc.profile import join as _join
 
 #: Fields whose values say what an element is, most telling first.
 TYPE_KEYS = ("type", "event", "event_type", "message_type", "kind", "step_type", "action", "observation")
@@ -71,11 +71,11 @@ def kind_of(field: str, value: str) -> str:
 def elements(value, path: str):
     """The values at ``path`` (``a[].b[]``: every element of every ``b``) inside ``value``."""
     current = [value]
-    for part in re.split(r"(\[\])", path):
-        for name in [p for p in part.split(".") if p] if part != "[]" else []:
-            current = [c.get(name) for c in current if isinstance(c, dict)]
-        if part == "[]":
+    for name in segments(path):
+        if name == ANY:
             current = [item for c in current if isinstance(c, list) for item in c]
+        else:
+            current = [c.get(name) for c in current if isinstance(c, dict)]
     return current
 
 
@@ -95,8 +95,15 @@ def q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def seg(key: str) -> str:
-    return key if re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key) else json.dumps(key)
+def seg(name: str) -> str:
+    """A member name as an expression (quoted unless an identifier)."""
+    return key(name)
+
+
+def val(expr: str) -> str:
+    """An expression as a YAML flow value: plain when YAML keeps it as written, else quoted
+    (``"a.b"`` unquoted would be the YAML text a.b, the field path a.b)."""
+    return expr if re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", expr) else q(expr)
 
 
 def lit(value: str) -> str:
@@ -117,7 +124,7 @@ class RuleDrafter:
     def types(self, key: str) -> set[str]:
         out: set[str] = set()
         for p in self.paths:
-            shape = self.prof.fields.get(_join(p, key))
+            shape = self.prof.fields.get(child(p, key))
             if shape:
                 out |= {t for t in shape.types if t != "null"}
         return out
@@ -125,7 +132,7 @@ class RuleDrafter:
     def values(self, key: str) -> dict[str, int] | None:
         merged: dict[str, int] = {}
         for p in self.paths:
-            shape = self.prof.fields.get(_join(p, key))
+            shape = self.prof.fields.get(child(p, key))
             if shape is None:
                 continue
             if shape.values is None:
@@ -188,16 +195,16 @@ class RuleDrafter:
             if kind == "observation":
                 call_id = self.first(keys, CALL_ID_KEYS, "string", "number")
                 if call_id:
-                    out.append(f"tool_call_id: {seg(call_id)}")
+                    out.append(f"tool_call_id: {val(seg(call_id))}")
         elif kind == "tool":
             name = self.first(keys, TOOL_NAME_KEYS, "string")
             args = self.first(keys, ARGUMENT_KEYS, "object", "string")
             result = self.first(keys - {args} if args else keys, RESULT_KEYS)
             if name:
-                out.append(f"tool_name: {seg(name)}")
+                out.append(f"tool_name: {val(seg(name))}")
             if args:
                 expr = f"parse_json({seg(args)})" if self.types(args) == {"string"} else seg(args)
-                out.append(f"arguments: {q(expr)}" if args != "action" else f"arguments: {{command: {seg(args)}}}")
+                out.append(f"arguments: {q(expr)}" if args != "action" else f"arguments: {{command: {val(seg(args))}}}")
             if result:
                 out.append(f"result: {q(seg(result))}")
         elif kind in ("reward", "grader"):
@@ -205,30 +212,30 @@ class RuleDrafter:
             if numeric:
                 first = "reward" if kind == "reward" else "score"
                 names = [first if i == 0 and k == "value" else k for i, k in enumerate(numeric[:4])]
-                out.append("signals: {" + ", ".join(f"{n}: {seg(k)}" for n, k in zip(names, numeric)) + "}")
+                out.append("signals: {" + ", ".join(f"{val(n)}: {val(seg(k))}" for n, k in zip(names, numeric)) + "}")
         if not out or kind in ("log", "state", "error", "grader"):
             data = [k for k in sorted(keys) if k not in TIME_KEYS and k not in ID_KEYS][:MAX_DATA_KEYS]
             if data and kind != "grader" or (kind == "grader" and not out and data):
-                out.append("data: {" + ", ".join(f"{seg(k)}: {seg(k)}" for k in data) + "}")
+                out.append("data: {" + ", ".join(f"{val(k)}: {val(seg(k))}" for k in data) + "}")
         return out
 
     def tool_calls(self, keys: set[str]) -> str | None:
         base = self.paths[0]
         if "tool_calls" in keys:
-            if any(_join(p, "tool_calls[].function.name") in self.prof.fields for p in self.paths):
+            if any(join(p, "tool_calls[].function.name") in self.prof.fields for p in self.paths):
                 args = "function.arguments"
-                parsed = any("string" in self.prof.types(_join(p, "tool_calls[].function.arguments"))
+                parsed = any("string" in self.prof.types(join(p, "tool_calls[].function.arguments"))
                              for p in self.paths)
                 return ("tool_calls[].{id: id, name: function.name, arguments: "
                         + (f"parse_json({args})" if parsed else args) + "}")
-            if any(_join(p, "tool_calls[].name") in self.prof.fields for p in self.paths):
+            if any(join(p, "tool_calls[].name") in self.prof.fields for p in self.paths):
                 return "tool_calls[].{id: id, name: name, arguments: arguments}"
             return None
         if {"name", "arguments"} <= keys:  # the element is the call (OpenAI Responses `function_call`)
             call_id = self.first(keys, ("call_id", "id"), "string")
             args = "parse_json(arguments)" if self.types("arguments") == {"string"} else "arguments"
             return f"[{{id: {call_id or 'null'}, name: name, arguments: {args}}}]"
-        if self.has(keys, "tool_call", "object") and _join(base, "tool_call.name") in self.prof.fields:
+        if self.has(keys, "tool_call", "object") and join(base, "tool_call.name") in self.prof.fields:
             return "[{id: tool_call.tool_call_id, name: tool_call.name, arguments: tool_call.arguments}]"
         return None
 

@@ -11,8 +11,9 @@ identifier-like strings (``type: tool_call``, ``role: assistant``); a field
 with more distinct values, or one holding free text, keeps none. So profiles
 may be printed or stored next to specs without leaking trace content.
 
-Paths use the syntax of expression field paths (``mapc.expressions``):
-fields joined with ``.``, ``[]`` for "any element of an array", relative to
+Paths use the syntax of expression field paths (:mod:`mapc.fieldpath`):
+fields joined with ``.`` (a key that is not an identifier quoted, as JMESPath
+reads it: ``attributes."gen_ai.system"``), ``[]`` for "any element of an array", relative to
 the document (json) or to each line (jsonl); ``""`` is the root itself.
 Reads are bounded: at most ``max_bytes`` of the file (a JSON document cut by
 the bound is parsed as far as it goes), ``max_lines`` lines, ``max_depth``
@@ -26,6 +27,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mapc import fieldpath
+from mapc.fieldpath import ANY, segments
 from mapc.runtime.mapping_rt import (  # the runtime's own reading: JSON, CSV rows, gzip
     MappingError,
     csv_probe_values,
@@ -85,14 +88,14 @@ class Profile:
         return set(shape.types) if shape else set()
 
     def children(self, path: str) -> list[str]:
-        """Member names of the objects at ``path``."""
+        """Member names of the objects at ``path`` (the keys as the source has them)."""
         prefix = f"{path}." if path else ""
         out = []
         for p in self.fields:
             if p.startswith(prefix) and p != path:
-                rest = p[len(prefix):]
-                if rest and "." not in rest and "[" not in rest:
-                    out.append(rest)
+                segs = segments(p[len(prefix):])
+                if len(segs) == 1 and segs[0] != ANY:
+                    out.append(segs[0])
         return out
 
     def to_dict(self) -> dict:
@@ -104,10 +107,6 @@ class Profile:
             "invalid_lines": self.invalid_lines,
             "fields": {p: s.to_dict() for p, s in self.fields.items()},
         }
-
-
-def join(base: str, key: str) -> str:
-    return f"{base}.{key}" if base else key
 
 
 class _Walker:
@@ -145,7 +144,7 @@ class _Walker:
                 self.walk(item, child, depth + 1)
         else:
             for key, item in value.items():
-                self.walk(item, join(path, key), depth + 1)
+                self.walk(item, fieldpath.child(path, key), depth + 1)
 
 
     def value(self, shape: FieldShape, path: str, value: str) -> None:

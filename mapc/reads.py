@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mapc.fieldpath import join, render, segments, within
 from mapc.spec import ir
 
 #: Functions whose result elements are elements of their array arguments.
@@ -27,7 +28,7 @@ _NOT_SOURCE = frozenset({"source", "tables", "run", "case", "group", "trajectory
 
 @dataclass(frozen=True)
 class Read:
-    path: str  # e.g. "samples[].messages[].role"; "" is the document (or line) itself
+    path: str  # e.g. 'samples[].messages[].role', 'attributes."gen_ai.system"' (mapc.fieldpath); "" the root
     where: str  # the spec path of the expression, e.g. "records.case.id"
     source: str  # "trace", or "sibling:<name>" for a sibling file
     exact: bool = True
@@ -45,14 +46,6 @@ class Base:
 
 
 ROOT = Base(("",))
-
-
-def join(base: str, rel: str) -> str:
-    if not rel:
-        return base
-    if not base:
-        return rel
-    return base + rel if rel.startswith("[") else f"{base}.{rel}"
 
 
 def _split_var(path: str) -> tuple[str, str]:
@@ -82,8 +75,9 @@ class _Walker:
         if fp.startswith("$"):
             name, rest = _split_var(fp)
             if name == "siblings":
-                sib, _, inner = rest.partition(".")
-                return inner, ROOT, f"sibling:{sib}" if sib else "sibling:*"
+                segs = segments(rest)
+                sib = segs[0] if segs else ""
+                return render(segs[1:]), ROOT, f"sibling:{sib}" if sib else "sibling:*"
             if name == "root":
                 return rest, ROOT if base is not None else None, "trace"
             if name in env and name not in _NOT_SOURCE:
@@ -132,7 +126,7 @@ class _Walker:
         if not paths:
             return None
         minimal = tuple(sorted(p for p in set(paths)
-                               if not any(q != p and (p.startswith(q + ".") or p.startswith(q + "[")) for q in paths)))
+                               if not any(q != p and within(p, q) for q in paths)))
         plain = e.compiled.path is not None or text.startswith("$")
         exact = exact and (plain or set(e.compiled.functions) <= _PASS_THROUGH) and not e.compiled.builds_values
         if elements:  # a projection's paths already name its elements; a plain array does not
@@ -187,7 +181,7 @@ class _Walker:
         jsonl = spec.source.streams_lines
         probe = spec.source.probe
         for keys in probe.require:
-            self.add(".".join(keys), "source.probe.require", "trace", True)
+            self.add(render(keys), "source.probe.require", "trace", True)
         self.expr(probe.when, ROOT, {})
         base: Base | None = None if jsonl else ROOT
         env: dict[str, Base] = {}

@@ -12,9 +12,9 @@ says why (``mapc review``, the build output).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from mapc import fieldpath
 from mapc.reads import spec_reads
 from mapc.spec import ir
 
@@ -68,7 +68,9 @@ def _loop_array(e: ir.Expr) -> tuple[str | None, int] | None:
 
 
 def _top(path: str) -> str:
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+    """The document member ``path`` starts with (its key as the source has it)."""
+    first = fieldpath.segments(path)[0]
+    return "" if first == fieldpath.ANY else first
 
 
 def stream_plan(spec: ir.Spec) -> StreamVerdict:
@@ -104,7 +106,7 @@ def stream_plan(spec: ir.Spec) -> StreamVerdict:
             continue
         is_inside = any(r.where == p or r.where.startswith(p + ".") for p in inside)
         through_root = any(f.startswith("$root") for f in r.fields)
-        if not is_inside or through_root or not r.path.startswith((key or "") + "[]"):
+        if not is_inside or through_root or not r.path.startswith(fieldpath.key(key or "") + "[]" if key else "[]"):
             return StreamVerdict(None, f"{r.where} reads `{r.path}`: the whole array "
                                        f"`{key or '@'}` at once")
     needed.discard(key)

@@ -1,7 +1,8 @@
 """Static facts about an expression: the source fields it reads, whether it is a
 plain field chain, and whether it is a constant.
 
-Field paths are written relative to ``@`` with ``.`` between fields and ``[]``
+Field paths are written relative to ``@`` with ``.`` between fields (a name that is
+not an identifier quoted: ``attributes."gen_ai.system"``, :mod:`mapc.fieldpath`) and ``[]``
 for "any element of an array" (indexes, slices, projections, filters and
 flattening all read array elements), e.g. ``messages[].role``; ``.*`` stands
 for "any value of an object".  Paths read through a variable start with
@@ -11,6 +12,8 @@ reads ``a.b.c``, not ``a`` and ``a.b``.
 
 from __future__ import annotations
 
+from mapc.fieldpath import child
+
 #: Functions whose &expr argument is applied to the elements of this argument.
 _EXPREF_ARRAY_ARG = {"map": 1}
 
@@ -18,7 +21,7 @@ _EXPREF_ARRAY_ARG = {"map": 1}
 def _join(base: str | None, name: str) -> str | None:
     if base is None:
         return None
-    return f"{base}.{name}" if base else name
+    return child(base, name)
 
 
 #: Functions whose arguments are looked at, not mapped: a missing field is an answer.

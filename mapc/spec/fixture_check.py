@@ -33,7 +33,10 @@ import re
 from pathlib import Path
 
 from mapc.diagnostics import Diagnostic, WARNING
-from mapc.drift import PathIndex, segments
+from mapc.drift import PathIndex
+from mapc.fieldpath import key as field_key
+from mapc.fieldpath import literal_dots, render, segments
+from mapc.fieldpath import render as _join
 from mapc.expressions import FUNCTIONS
 from mapc.expressions.paths import plain_path
 from mapc.expressions.variables import rewrite_variables
@@ -155,13 +158,6 @@ def _container_diag(spec: ir.Spec, index: int, name: str, problem: tuple[str, st
 
 
 # -- field reads ------------------------------------------------------------------------------------
-def _join(segs) -> str:
-    out = ""
-    for s in segs:
-        out = out + s if s == "[]" else (f"{out}.{s}" if out else s)
-    return out
-
-
 def _relative(written: str) -> str:
     """The part of a written path after its variable (``$step.a.b`` -> ``a.b``)."""
     if not written.startswith("$"):
@@ -257,13 +253,15 @@ class _ReadCheck:
         rel = segments(_relative(written))
         k_rel = k - (len(segs) - len(rel))
         key = segs[k]
-        if k_rel < 0 or key == "[]" or written.split(".")[0] in _KEYWORDS:
+        if k_rel < 0 or key == "[]" or segments(written)[0] in _KEYWORDS:
             # the loop's own array (reported where the loop reads it), or elements of a
             # projection's result, which field paths only approximate
             return
         if (r.where, _join(segs[: k + 1])) in self.reported:
             return
         self.reported.add((r.where, _join(segs[: k + 1])))
+        if self.dotted_key(r, expr, written, segs, rel):
+            return
         optional = (r.where.endswith(_TEST_KEYS) or r.where == "source.probe.when"
                     or written in expr.compiled.tested_paths or _inside(expr.path, self.optional))
         here = self.children(segs[:k])
@@ -277,31 +275,58 @@ class _ReadCheck:
         if "object" not in parent:
             what = _a(parent - {"null"})
             message = (f"reads `{shown}`, but `{_join(segs[:k]) or '@'}` is {what} in every fixture, never an "
-                       f"object with a field `{key}` ({self.names})")
+                       f"object with a field `{field_key(key)}` ({self.names})")
             hint = "write `[]` to read the elements of an array (`a[].b`)" if "array" in parent else None
         else:
-            where = f": `{_join(segs[:k])}` never has `{key}`" if k else ""
+            where = f": `{_join(segs[:k])}` never has `{field_key(key)}`" if k else ""
             message = f"reads a field `{shown}` that no fixture has{where} ({self.names})"
             if literal:
                 hint = f"did you mean the text '{key}'? write \"'{key}'\""
             elif close:
-                hint = f"did you mean `{close[0]}`?" + (f" (the fixtures have `{_join(segs[:k] + (close[0],))}`)"
+                hint = f"did you mean `{field_key(close[0])}`?" + (f" (the fixtures have `{_join(segs[:k] + (close[0],))}`)"
                                                        if k else "")
             else:
-                listed = ", ".join(here[:MAX_LISTED]) + (", ..." if len(here) > MAX_LISTED else "")
+                listed = ", ".join(map(field_key, here[:MAX_LISTED])) + (", ..." if len(here) > MAX_LISTED else "")
                 hint = f"fields there: {listed}" if here else None
         column = _field_column(expr.text, rel, k_rel)
         self.diag("not_in_fixtures", expr.path, message, hint, self.mark(expr, expr.path, column))
 
+    def dotted_key(self, r: Read, expr: ir.Expr, written: str, segs: tuple, rel: tuple) -> bool:
+        """Report a read whose names, joined by their dots, are one key the fixtures have
+        (``attributes.eval.score`` for the key ``eval.score``); True when reported."""
+        above = segs[: len(segs) - len(rel)]
+        fixed = literal_dots(rel, lambda c: self.types(_join(above + c)) is not None)
+        if fixed is None:
+            return False
+        variable = written[: len(written) - len(_relative(written))].rstrip(".") if written.startswith("$") else ""
+        fix = render(((variable,) if variable else ()) + fixed)
+        start = next(i for i, (s, t) in enumerate(zip(fixed, rel)) if s != t)
+        name = fixed[start]
+        under = render(((variable,) if variable else ()) + fixed[:start])
+        message = (f"reads `{written}`, which no fixture has: a path reads each dot as a step, and the fixtures "
+                   f"have one key `{name}`, dots and all, " + (f"under `{under}`" if under else "at the top")
+                   + f" ({self.names})")
+        hint = f"write `{fix}` (a key that is not a plain name is quoted in a path)"
+        column = _field_column(expr.text, rel, start)
+        self.diag("dotted_key", expr.path, message, hint, self.mark(expr, expr.path, column))
+        return True
+
     def require_missing(self, r: Read, segs: tuple, k: int) -> None:
         probe = self.spec.source.probe
-        index = next((i for i, keys in enumerate(probe.require) if ".".join(keys) == r.path), 0)
+        index = next((i for i, keys in enumerate(probe.require) if render(keys) == r.path), 0)
         path = ("source", "probe", "require", index)
         if str(Path(self.spec.locate(path).file).resolve()) not in self.own:
             return
+        fixed = literal_dots(segs, lambda c: self.types(_join(c)) is not None)
+        if fixed is not None:
+            self.diag("dotted_key", path, f"the probe requires `{r.path}`, which no fixture has: a path reads each "
+                      f"dot as a step, and the fixtures have `{render(fixed)}`, a key with dots in its name "
+                      f"({self.names})",
+                      f"write `'{render(fixed)}'` (the key quoted inside the YAML string)", self.spec.locate(path))
+            return
         here = self.children(segs[:k])
         close = typo_of(segs[k], here)
-        hint = f"did you mean `{close[0]}`?" if close else "require only keys every source file has"
+        hint = f"did you mean `{field_key(close[0])}`?" if close else "require only keys every source file has"
         self.diag("not_in_fixtures", path, f"the probe requires `{r.path}`, which no fixture has, so it rejects "
                   f"them ({self.names})", hint, self.spec.locate(path))
 
@@ -426,11 +451,11 @@ def _written_path(arg: dict) -> str | None:
     """``a.b`` or ``$v.a.b`` for a plain field chain argument."""
     names = plain_path(arg)
     if names is not None:
-        return ".".join(names)
+        return render(names)
     if arg["type"] == "subexpression" and arg["children"] and arg["children"][0]["type"] == "variable":
         rest = [plain_path(c) for c in arg["children"][1:]]
         if all(r is not None for r in rest) and rest:
-            return "$" + ".".join([arg["children"][0]["value"], *(n for r in rest for n in r)])
+            return render(("$" + arg["children"][0]["value"], *(n for r in rest for n in r)))
     return None
 
 

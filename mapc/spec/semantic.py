@@ -17,6 +17,7 @@ import string
 from pathlib import Path
 from typing import Any
 
+from mapc import fieldpath
 from mapc.diagnostics import Diagnostic, Findings, TooManyErrors
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.spec import ir
@@ -178,9 +179,10 @@ class Builder:
     def unknown_record_fields(self, text: str, field_paths, path: tuple, where: tuple, offset: int) -> None:
         """``$case.model``: a field the record a variable holds never has, so it always maps to null."""
         for read in field_paths:
-            name, _, rest = read[1:].partition(".") if read.startswith("$") else ("", "", "")
+            segs = fieldpath.segments(read) if read.startswith("$") else ("",)
+            name = segs[0][1:]
             known = VARIABLE_FIELDS.get(name)
-            field = rest.split(".", 1)[0].removesuffix("[]")
+            field = segs[1] if len(segs) > 1 and segs[1] not in (fieldpath.ANY, fieldpath.STAR) else ""
             if known is None or not field or field in known or name in self.bound:
                 continue
             found = re.search(r"\$" + name + r"\s*\.\s*[\"']?(" + re.escape(field) + ")", text)

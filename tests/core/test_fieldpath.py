@@ -1,0 +1,87 @@
+"""Source field paths (mapc.fieldpath): one text per path, the one JMESPath reads.
+
+A key with dots (OpenTelemetry's `gen_ai.usage.input_tokens`), spaces, dashes, quotes, unicode,
+a leading digit or nothing at all is one member: its text must read that member back, in
+JMESPath (`jmespath.search`), in mapc's compiler (`CompiledExpression.path`) and in
+`segments`; and profiles, reads and `mapc init` must agree on it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jmespath
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mapc.expressions import compile_expression
+from mapc.fieldpath import ANY, child, key, literal_dots, render, segments
+from mapc.init import init_spec
+from mapc.profile import profile
+
+#: member names: anything but the two markers a path text gives their own meaning
+NAMES = st.text(max_size=12).filter(lambda s: s not in (ANY, "*"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(NAMES, min_size=1, max_size=5))
+def test_a_rendered_path_reads_exactly_its_keys(names):
+    text = render(names)
+    assert segments(text) == tuple(names)
+    assert compile_expression(text).path == tuple(names)
+    doc: object = "found"
+    for name in reversed(names):
+        doc = {name: doc}
+    assert jmespath.search(text, doc) == "found"
+
+
+def test_keys_are_quoted_only_when_they_are_not_identifiers():
+    assert [key(k) for k in ("a_1", "gen_ai.system", "first name", "user-id", "1st", "", 'say "hi"', "résumé")] == [
+        "a_1", '"gen_ai.system"', '"first name"', '"user-id"', '"1st"', '""', '"say \\"hi\\""', '"résumé"']
+    assert child("attributes", "gen_ai.system") == 'attributes."gen_ai.system"'
+    assert render(("spans", ANY, "attributes", "eval.score")) == 'spans[].attributes."eval.score"'
+    assert segments("a.b[0].c") == ("a", "b", ANY, "c")  # an index, as people write it, is any element
+    assert render(("$span", "attributes", "a.b")) == '$span.attributes."a.b"'
+
+
+def test_literal_dots_finds_the_key_a_dotted_path_meant():
+    keys = {("attributes", "gen_ai.usage.input_tokens")}
+    assert literal_dots(("attributes", "gen_ai", "usage", "input_tokens"), keys.__contains__) == (
+        "attributes", "gen_ai.usage.input_tokens")
+    assert literal_dots(("attributes", "model"), keys.__contains__) is None
+
+
+def test_expressions_profiles_and_reads_spell_a_dotted_key_alike(tmp_path):
+    sample = tmp_path / "spans.jsonl"
+    sample.write_text(json.dumps({"attributes": {"gen_ai.system": "openai", "a b": {"c-d": 1}}}) + "\n")
+    prof = profile(sample)
+    assert {'attributes."gen_ai.system"', 'attributes."a b"."c-d"'} <= set(prof.fields)
+    assert "attributes.gen_ai.system" not in prof.fields
+    assert prof.children("attributes") == ["a b", "gen_ai.system"]
+    assert compile_expression('attributes."gen_ai.system"').field_paths == ('attributes."gen_ai.system"',)
+    assert compile_expression('$s.attributes."a b"[].x').field_paths == ('$s.attributes."a b"[].x',)
+
+
+def test_init_drafts_quoted_paths_that_map_dotted_keys(tmp_path):
+    """`mapc init` on OpenTelemetry-style attributes: the draft quotes each dotted key, so its
+    signals read the values (unquoted, each read null and the draft mapped nothing)."""
+    lines = [{"span_id": f"s{i}", "name": "chat", "attributes": {"gen_ai.usage.input_tokens": 10 + i,
+                                                                  "eval.score": i / 2}} for i in range(3)]
+    sample = tmp_path / "spans.jsonl"
+    sample.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+    assert 'attributes.\\"gen_ai.usage.input_tokens\\"' in draft.text, draft.text
+    rules = yaml.safe_load(draft.text)["records"]["events"]["rules"]
+    exprs = [v for rule in rules for v in (rule.get("signals") or {}).values()] + [rules[0]["when"]]
+    assert exprs and all('attributes."' in e for e in exprs), exprs
+    from mapc.api import run
+    from mapc.build import load_checked
+
+    spec_file = tmp_path / "spec.yaml"
+    spec_file.write_text(draft.text)
+    spec, diags = load_checked(spec_file)
+    assert spec is not None and not [d for d in diags if d.code in ("dotted_key", "not_in_fixtures")], diags
+    records = run(spec_file, sample).records
+    values = sorted(r["value"] for r in records if r.get("record_type") == "signal")
+    assert values == sorted([10, 11, 12, 0.0, 0.5, 1.0]), values
