@@ -781,7 +781,8 @@ class MappingGenerator:
         location = loc if looped else f"loc_text({loc})"  # inside a loop the location is never empty
         default_id = f'"evt@" + {location}' + (f" + {literal(suffix)}" if suffix else "")
         if t.id is not None:
-            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(where + '.id')})")
+            id_where = _where(t.id.path)  # the rule's own `id`, or records.events.id for every rule
+            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
             idsrc = "eid"
         else:
             idsrc = default_id
@@ -797,7 +798,7 @@ class MappingGenerator:
         if parent == "previous":
             parent_src = "prev"
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
-            w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(where + '.parent')})")
+            w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(_where(parent.path))})")
             parent_src = "parent"
         w.line(f"ev = event_record(tid, seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
         if not self._seq_once:

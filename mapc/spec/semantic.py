@@ -9,6 +9,7 @@ referenced by the spec exist, and rules are reachable.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -456,6 +457,22 @@ class Builder:
             return "previous"
         return self.value(data["parent"], path + ("parent",), variables) or None
 
+    def _default_event_id(self, rule: ir.Rule, default: ir.Value | None) -> ir.Rule:
+        """``rule`` with ``events.id`` (``default``) as the id of its event when it gives none.
+        A rule that emits several events keeps derived ids for those without their own (one
+        id for two events would rename the second ``id~2``), with a warning that says so."""
+        lacking = [t for t in rule.emits if t.id is None]
+        if default is None or not lacking:
+            return rule
+        if len(rule.emits) == 1:
+            return dataclasses.replace(rule, emits=(dataclasses.replace(lacking[0], id=default),))
+        self.error("event_id_not_applied", rule.path + ("emit",),
+                   f"records.events.id is not used here: this rule emits {len(rule.emits)} events from one element "
+                   f"and one id for all would rename the others `id~2`; {len(lacking)} of them without `id` "
+                   "get derived ids", severity="warning", key=True,
+                   hint="give each emitted event its own `id` (e.g. `id: \"join('-', [span_id, 'tool'])\"`)")
+        return rule
+
     def rule(self, data: dict, path: tuple, variables: set) -> ir.Rule | None:
         when = self.expr(data["when"], path + ("when",), variables) if "when" in data else None
         for key in ("before", "after", "remove"):
@@ -495,8 +512,14 @@ class Builder:
             return ir.Events(ir.Scope((), None, (), None), None, False, (), path)
         scope = self.scope(data, path, variables)
         parent = self.parent(data, path, variables)
-        rule_keys = [k for k in data if k not in ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules")]
+        level_keys = ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules")
+        if "rules" in data:  # `id` beside `rules`: the id of every event a rule makes without its own
+            level_keys += ("id",)
+        rule_keys = [k for k in data if k not in level_keys]
         rules = []
+        events_id = None
+        if "rules" in data and "id" in data:
+            events_id = self.value(data["id"], path + ("id",), variables)
         if "rules" in data:
             if rule_keys:
                 self.error("conflicting_keys", path + (rule_keys[0],),
@@ -519,7 +542,7 @@ class Builder:
                                severity="warning")
                 r = self.rule(rd, rpath, variables)
                 if r is not None:
-                    rules.append(r)
+                    rules.append(self._default_event_id(r, events_id))
                 if "when" not in rd and unconditional_at is None:
                     unconditional_at = i
         else:

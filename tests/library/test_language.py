@@ -106,3 +106,17 @@ def test_real_rlviz_accepts_signals_that_name_their_event(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["records"] == 14
 
+
+
+def test_events_id_and_parent_beside_rules_apply_to_every_rule_without_its_own():
+    events = [r for r in _records("events-id-for-every-rule") if r["record_type"] == "event"]
+    assert [(e["id"], e.get("parent_id")) for e in events] == [
+        ("s1", None), ("s2", "s1"), ("s3-tool", "s2"), ("s4", None)]  # the tool rule's own id wins
+    case = CASES / "events-id-for-every-rule"
+    result = mapc.run(case / "spec.yaml", case / "spans.jsonl")
+    spec_lines = (case / "spec.yaml").read_text().splitlines()
+    line = next(i for i, text in enumerate(spec_lines, 1) if text.strip().startswith("parent:"))
+    # the parent s9 is not in the trace: the warning names the `parent` field, not the rule
+    assert result.ok and result.warning_messages == [
+        f"line 4: records.events.parent (spec.yaml:{line}): parent 's9' is not an earlier event of this "
+        "trajectory; dropped"], result.warning_messages
