@@ -749,3 +749,50 @@ def test_expression_error_pickles():
 def test_no_variables_allowed():
     err = error_of("$x", variables=())
     assert (err.kind, err.hint) == ("unknown-variable", "no variables are available here")
+
+
+#: elements a filter meets: objects, and every value that is not one (JMESPath's falsy values
+#: among them: null, false, "", [], {}; and 0, which is truthy)
+_FILTER_ELEMENTS = [
+    {"role": "user", "content": "a", "is_demo": False}, {"role": "user", "is_demo": True},
+    {"role": "assistant", "content": "b", "function": {"name": "x", "arguments": "{}"}},
+    {"role": "user", "content": None}, {"parent_run_id": None, "content": "c"},
+    {"type": "tool_call", "text": ""}, {"type": "function_call", "text": 0}, {"null": 1},
+    None, False, 0, "", "user", [], {}, [{"role": "user"}], 1.5,
+]
+
+
+@pytest.mark.parametrize("text,shape", [
+    ("history[?role == 'user' && !is_demo] | [0].content", "next(("),
+    ("history[?role == 'user'] | [-1].content", "reversed("),
+    ("history[?function.name == 'x'] | [0].function.arguments", "next(("),
+    ("history[?role == 'user'].content | [0]", "next(("),
+    ("history[?parent_run_id == null]", "not isinstance(item1, dict)"),
+    ("history[?type == 'tool_call' || type == 'function_call'].text", "isinstance(item1, dict)"),
+    ("history[?!role]", "not isinstance(item1, dict)"),
+    ("history[?role != 'user'] | [0]", "next(("),
+    ("history[?content] | [-1]", "next(("),
+])
+def test_filters_as_comprehensions_keep_jmespath_semantics(text, shape):
+    """A filter compiled as a comprehension (or ``next()`` for ``| [0]``/``[-1]``) gives what
+    jmespath gives for objects, non-objects, nulls and falsy values, in every order."""
+    source = compile_expression(text).function_source("f")
+    assert shape in source, source
+    assert "for item1 in" in source and "out1 = []" not in source, source
+    for start in range(len(_FILTER_ELEMENTS)):
+        history = _FILTER_ELEMENTS[start:] + _FILTER_ELEMENTS[:start]
+        for data in ({"history": history}, {"history": history[::-1]}, {"history": history[:3]}):
+            assert run(text, data) == reference(text, data), (text, data)
+    assert run(text, {"history": "not a list"}) is None
+
+
+def test_picked_filter_still_tests_every_element_when_a_test_can_raise():
+    """`x[?length(b) > 0] | [0]`: the test raises for a later element in jmespath, so the
+    compiled code tests every element too (no `next()`), and raises the same error."""
+    text = "a[?length(b) > `0`] | [0]"
+    assert "next(" not in compile_expression(text).function_source("f")
+    data = {"a": [{"b": "x"}, {"b": 5}]}
+    with pytest.raises(jmespath.exceptions.JMESPathTypeError):
+        reference(text, data)
+    with pytest.raises(ExpressionTypeError):
+        run(text, data)

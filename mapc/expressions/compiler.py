@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import math
 import re
+import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -176,6 +178,109 @@ def _renumber(lines: list[str]) -> list[str]:
     return _TEMP_OR_SKIP.sub(rename, "\n".join(lines)).split("\n") if lines else []
 
 
+def _conjuncts(src: str, word: str = "and") -> list[str]:
+    """The operands of the top-level ``and`` (``word``) of ``src`` (an expression at that
+    operator's level or above, so any ``or`` or conditional inside is in parentheses)."""
+    parts, depth, start = [], 0, 0
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+            if depth == 0 and tok.string == word:
+                parts.append(src[start:tok.start[1]].strip())
+                start = tok.end[1]
+        elif tok.type == tokenize.NAME and tok.string == word and depth == 0:
+            parts.append(src[start:tok.start[1]].strip())
+            start = tok.end[1]
+    return parts + [src[start:].strip()]
+
+
+def _path_keys(node: dict) -> tuple[dict | None, list] | None:
+    """``a.b[0].c`` as its field names and indexes, after the variable or ``@`` it starts
+    from (None: the current value); None when the chain has other steps."""
+    steps: list[dict] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n["type"] in ("subexpression", "index_expression"):
+            stack.extend(reversed(n["children"]))
+        else:
+            steps.append(n)
+    first = steps[0] if steps[0]["type"] in ("variable", "current", "identity") else None
+    keys = [n["value"] for n in steps[1 if first else 0:] if n["type"] in ("field", "index")]
+    if len(keys) != len(steps) - (1 if first else 0):
+        return None
+    return (first if first is not None and first["type"] == "variable" else None), keys
+
+
+def _split_or(line: str, room: int) -> list[str]:
+    """A comprehension's test line ``if (a or b)`` longer than ``room``: ``if (a`` and
+    ``    or b)``, one operand a line."""
+    word, _, rest = line.partition(" ")
+    # one group in parentheses: its last ")" is the only one that closes depth 0
+    one_group = rest.startswith("(") and _conjuncts(rest, ")")[1:] == [""]
+    if len(line) <= room or word not in ("if", "and") or not one_group:
+        return [line]
+    parts = _conjuncts(rest[1:-1], "or")
+    if len(parts) < 2:
+        return [line]
+    return [f"{word} ({parts[0]}"] + [f"    or {p}" for p in parts[1:-1]] + [f"    or {parts[-1]})"]
+
+
+def _index_of_identity(node: dict) -> dict | None:
+    """The ``index`` node of ``[0]`` or ``[-1]`` applied to ``@``, else None."""
+    if node["type"] != "index_expression" or len(node["children"]) != 2:
+        return None
+    first, index = node["children"]
+    if first["type"] in ("identity", "current") and index["type"] == "index" and index["value"] in (0, -1):
+        return index
+    return None
+
+
+def _picks(children: list[dict]) -> list[dict]:
+    """Pipe steps with ``x[?c] | [0].y`` written as the steps ``pick(x[?c], 0)``, ``y``."""
+    out: list[dict] = []
+    for child in children:
+        head, rest = child, []
+        if child["type"] == "subexpression":
+            head, rest = child["children"][0], child["children"][1:]
+        index = _index_of_identity(head)
+        if index is not None and out and out[-1]["type"] == "filter_projection":
+            out[-1] = {"type": "pick", "children": [out[-1], index]}
+            out.extend(rest)
+        else:
+            out.append(child)
+    return out
+
+
+#: a filter condition that reads nothing but fields of the element, literals, comparisons and
+#: logic has one value for every element that is not an object (each field read is null)
+_FIELDS_ONLY = frozenset({"comparator", "and_expression", "or_expression", "not_expression",
+                          "literal", "field", "subexpression", "index_expression", "index"})
+
+
+def _without_object(condition: dict) -> bool | None:
+    """The truth of ``condition`` for an element that is not an object, when it reads only
+    fields of the element (``parent_run_id == null``); else None."""
+    def fields_only(node: dict, top: bool = True) -> bool:
+        if node["type"] not in _FIELDS_ONLY:
+            return False
+        if node["type"] in ("subexpression", "index_expression"):
+            first = node["children"][0]
+            if first["type"] != "field" and not (first["type"] in ("subexpression", "index_expression")
+                                                 and fields_only(first)):
+                return False
+        return all(fields_only(child, False) for child in node.get("children", ()))
+
+    if not fields_only(condition):
+        return None
+    from jmespath.visitor import TreeInterpreter
+
+    value = TreeInterpreter().visit(condition, {})
+    return not (value is None or value is False or value in ("", [], {}))
+
+
 def _proves_object(condition: dict) -> bool:
     """Whether a filter condition holds only for an object: a field of ``@`` compared equal to
     a literal that is not null (``role == 'user'``), possibly first in an ``&&``."""
@@ -204,6 +309,7 @@ class FunctionCompiler:
         self._prelude: list[tuple[int, str]] = []
         self._nonnull: set[str] = set()  # names known not to be None where code goes now
         self._dicts: set[str] = set()  # names known to hold an object where code goes now
+        self._paths = False  # field chains as `_jp_path` calls (in a filter's test)
         #: common subexpressions: the source of a pure value -> the variable that holds it,
         #: for the values computed on every path to where code goes now
         self._memo: dict[str, str] = {}
@@ -397,6 +503,12 @@ class FunctionCompiler:
         return e
 
     def _subexpression(self, node, cur):
+        chain = _path_keys(node) if self._paths else None
+        if chain is not None and len(chain[1]) > 1:
+            first, keys = chain
+            base = self.compile(first, cur) if first is not None else _name(cur)
+            tup = "(" + ", ".join(literal_source(k) for k in keys) + ")"
+            return _call(self.use_helper("_jp_path"), [base.src, tup], pure=base.pure)
         return self._chain(node["children"], cur)
 
     _index_expression = _subexpression
@@ -410,16 +522,32 @@ class FunctionCompiler:
                 stack.extend(reversed(n["children"]))
             else:
                 children.append(n)
-        return self._chain(children, cur)
+        return self._chain(_picks(children), cur)
+
+    def _pick(self, node, cur):
+        """``x[?c] | [0]`` (or ``[-1]``): the first (last) element that passes, found without
+        testing the others when the tests cannot raise; else the whole list, indexed."""
+        filtered, index = node["children"]
+        left, right, condition = filtered["children"]
+        base = self.bind(self.compile(left, cur))
+        picked = self._project(base, right, False, condition, pick=index["value"])
+        if picked is None:
+            whole = self._project(base, right, False, condition)
+            picked = self.compile(index, self.bind(whole).src)
+        return picked
 
     def _flatten(self, node, cur):
         base = self.compile(node["children"][0], cur)
         return _call(self.use_helper("_jp_flatten"), [base.src], pure=base.pure)
 
     def _project(self, base: Expr, right: dict, is_object: bool,
-                 condition: dict | None = None) -> Expr:
-        """Shared code for ``[*]``, ``.*``, ``[]`` and ``[?...]`` projections."""
-        if not is_object and condition is None and right["type"] == "field":
+                 condition: dict | None = None, pick: int | None = None) -> Expr | None:
+        """Shared code for ``[*]``, ``.*``, ``[]`` and ``[?...]`` projections.
+
+        ``pick`` (0 or -1, a filter piped into ``[0]`` or ``[-1]``): the first or last element
+        only, found with ``next()``; None when that cannot be written exactly (then the caller
+        compiles the whole list and indexes it)."""
+        if not is_object and condition is None and right["type"] == "field" and pick is None:
             # the commonest projection, `items[*].name`: one runtime call
             return _call(self.use_helper("_jp_pluck"), [base.src, literal_source(right["value"])],
                          pure=base.pure)
@@ -428,14 +556,14 @@ class FunctionCompiler:
         source = f"{b}.values()" if is_object else b
         item = self.new("item")
         # an element that passed `field == 'text'` is an object: its fields are read directly
-        proven = condition is not None and _proves_object(condition)
+        without = _without_object(condition) if condition is not None else None
+        proven = condition is not None and (_proves_object(condition) or without is False)
         # `[*].{a: x, b: y}`: a multiselect of a null element is null, which is left out, so
         # only the other elements are mapped (one test instead of two)
         skip_null = (condition is None and not proven
                      and right["type"] in ("multi_select_list", "multi_select_dict"))
         with self._block():  # the condition's values are known in the body, in the loop only
-            with self.capture(keep=True) as cond_lines:
-                test = self.truth(self.compile(condition, item)) if condition is not None else None
+            test, cond_lines = self._filter_test(condition, item, proven, without)
             if proven:
                 self._dicts.add(item)
             if proven or skip_null:
@@ -446,33 +574,32 @@ class FunctionCompiler:
             finally:
                 self._dicts.discard(item)
                 self._nonnull.discard(item)
-        if not cond_lines and not body_lines and r.name and r.src == item:
-            # Keeping the elements themselves: a list comprehension, if it is short.
-            keep = [] if proven else [f"{item} is not None"]
-            if test is not None:
-                keep.insert(0, test.paren(AND))
-            comp = f"[{item} for {item} in {source} if {' and '.join(keep)}]" if keep else None
-            comp = comp or f"[{item} for {item} in {source}]"
-            comp = f"{comp} if isinstance({b}, {kind}) else None"
-            if len(comp) <= 80:
-                return Expr(comp, COND, pure=test is None or test.pure)
-        out = self.new("out")
         if skip_null:
             test = Expr(f"{item} is not None", CMP, pure=True, boolean=True, nonnull=True)
             r = replace(r, nonnull=True)
         if not cond_lines and not body_lines:
-            # one expression per element: a list comprehension, when it fits on a line
-            if r.nonnull:
-                keep, value = ([f"if {test.paren(AND)}"] if test is not None else []), r.src
+            # one expression per element: a list comprehension (or a generator for `next()`)
+            keep = [test.paren(AND)] if test is not None else []
+            if r.name and r.src == item and not proven and not skip_null:
+                keep.append(f"{item} is not None")
+                value = item
+            elif r.nonnull:
+                value = r.src
             else:
                 value = self.new("v")
-                keep = [f"if {test.paren(AND) + ' and ' if test is not None else ''}"
-                        f"({value} := {r.src}) is not None"]
-            comp = " ".join([f"[{value} for {item} in {source}"] + keep) + "]"
-            line = f"{out} = {comp} if isinstance({b}, {kind}) else None"
-            if len(line) <= _ONE_LINE:  # (captured lines may be spliced deeper)
-                self.emit(line)
-                return _name(out)
+                keep.append(f"({value} := {r.src}) is not None")
+            pure = r.pure and (test is None or test.pure)
+            if pick is not None and not pure:
+                return None  # elements after the picked one must still be evaluated
+            if test is not None and test.prec == AND:
+                keep[:1] = _conjuncts(test.src)  # one line each where they do not fit on one
+            comp = self._comprehension(value, item, f"reversed({b})" if pick == -1 else source,
+                                       keep, b, kind, pick, pure)
+            if comp is not None or pick is not None:
+                return comp
+        elif pick is not None:
+            return None
+        out = self.new("out")
         self.emit(f"if isinstance({b}, {kind}):")
         with self.indented():
             self.emit(f"{out} = []")
@@ -499,6 +626,73 @@ class FunctionCompiler:
         with self.indented():
             self.emit(f"{out} = None")
         return _name(out)
+
+    def _filter_test(self, condition: dict | None, item: str, proven: bool, without):
+        """A filter's test of ``item`` and the statements it needs first (captured).
+
+        When the condition holds only for an object (``role == 'user' && ...``), it is
+        written ``isinstance(item, dict) and <test with item read as a dict>`` when that needs
+        no statements; when it reads only fields of the element, its value for an element
+        that is not an object is known (``without``), and the test is written the same way:
+        exactly the same truth for every element, in one expression."""
+        if condition is None:
+            return None, []
+        self._paths = True  # `function.name` as one `_jp_path` call: a test in one expression
+        try:
+            if proven or without is not None:
+                self._dicts.add(item)
+                self._nonnull.add(item)
+                try:
+                    with self._block(), self.capture(keep=True) as lines:
+                        test = self.truth(self.compile(condition, item))
+                finally:
+                    self._dicts.discard(item)
+                    self._nonnull.discard(item)
+                if not lines and (proven or not without):
+                    return Expr(f"isinstance({item}, dict) and {test.paren(AND)}", AND,
+                                pure=test.pure, boolean=True, nonnull=True), []
+                if not lines:
+                    return Expr(f"not isinstance({item}, dict) or {test.paren(OR)}", OR,
+                                pure=test.pure, boolean=True, nonnull=True), []
+            with self.capture(keep=True) as lines:
+                test = self.truth(self.compile(condition, item))
+            return test, lines
+        finally:
+            self._paths = False
+
+    def _comprehension(self, value: str, item: str, source: str, keep: list[str], b: str,
+                       kind: str, pick: int | None, pure: bool) -> Expr | None:
+        """``[value for item in source if keep...]`` (``next((...), None)`` when picking one
+        element) when ``b`` is a ``kind``, else None: on one line when it fits, else with the
+        tests on lines of their own (joined where they fit); None when a test is too long."""
+        guard = f" if isinstance({b}, {kind}) else None"
+        loop = f"{value} for {item} in {source}"
+        test = f" if {' and '.join(keep)}" if keep else ""
+        open_, close = ("next((", "), None)") if pick is not None else ("[", "]")
+        one_line = open_ + loop + test + close + guard
+        if value == item and pick is None and len(one_line) <= 80:
+            return Expr(one_line, COND, pure=pure)  # the elements themselves, as before
+        var = self.new("v" if pick is not None else "out")
+        if len(var) + 3 + len(one_line) <= _ONE_LINE:  # (captured lines may be spliced deeper)
+            self.emit(f"{var} = {one_line}")
+            return _name(var)
+        room = LINE_LENGTH - 4 * (self._depth + 4)  # (the lines may be spliced two deeper)
+        lines = [loop]
+        for i, part in enumerate(keep):
+            word = "if " if i == 0 else "and "
+            if i > 0 and len(lines[-1]) + 1 + len(word) + len(part) <= room:
+                lines[-1] += f" {word}{part}"
+            else:
+                lines.append(word + part)
+        lines = [piece for line in lines for piece in _split_or(line, room)]
+        if any(len(line) > room for line in lines) or len(close + guard) > room:
+            return None
+        self.emit(f"{var} = {open_}")
+        with self.indented():
+            for line in lines:
+                self.emit(line)
+        self.emit(close + guard)
+        return _name(var)
 
     def _projection(self, node, cur):
         left, right = node["children"]
