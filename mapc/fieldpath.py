@@ -19,7 +19,7 @@ import re
 ANY = "[]"  # a segment: any element of an array
 STAR = "*"  # a segment: any value of an object
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*\Z")  # a leading ``$name`` (reads through a variable)
+_VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*\Z")  # a leading ``$name``: a read through a variable
 
 
 def is_identifier(name: str) -> bool:

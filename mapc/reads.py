@@ -22,6 +22,8 @@ from mapc.spec import ir
 #: Functions whose result elements are elements of their array arguments.
 _PASS_THROUGH = frozenset({"concat", "sort_by", "sort", "reverse", "not_null", "to_array"})
 #: Variables bound to records mapc built, or to data that is not the source.
+#: Read as fields by JMESPath, written by specs for their values (`parent || null`).
+_WORDS = frozenset({"null", "true", "false"})
 _NOT_SOURCE = frozenset({"source", "tables", "run", "case", "group", "trajectory", "event", "task",
                          "index", "ordinal"})
 
@@ -90,6 +92,8 @@ class _Walker:
             return
         self.exprs[e.where] = e
         for fp in e.compiled.field_paths:
+            if fp in _WORDS:
+                continue  # `x || null`: the null value, as specs write it, not a field named null
             rel, b, source = self.resolve(fp, base, env)
             if b is None:
                 continue

@@ -789,7 +789,7 @@ class MappingGenerator:
         timestamp = "None"
         if t.timestamp is not None:
             src = self.x.value(t.timestamp, el, "s")
-            timestamp = self._time(t.timestamp, src, literal(where + ".timestamp"))
+            timestamp = self._time(t.timestamp, src, literal(_where(t.timestamp.path)))
             if timestamp != src or len(timestamp) > 20:
                 w.line(f"ts = {timestamp}")
                 timestamp = "ts"

@@ -68,7 +68,14 @@ def event_record(tid, seq, eid, kind, timestamp, parent):
 
 
 def event_parent(st, tid, value, where):
-    """The parent event the spec names, kept only when it is an earlier event of ``tid``."""
+    """The parent event the spec names, kept only when it is an earlier event of ``tid``. An
+    empty text is no parent (OpenTelemetry's root spans have ``parent_span_id: ""``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (dict, list)):
+        what = "an object" if isinstance(value, dict) else "an array"
+        st.warn(where, f"expected a string id, got {what}; no parent")
+        return None
     return st.parent_event(tid, coerce_id(st, value, where), where)
 
 

@@ -457,21 +457,24 @@ class Builder:
             return "previous"
         return self.value(data["parent"], path + ("parent",), variables) or None
 
-    def _default_event_id(self, rule: ir.Rule, default: ir.Value | None) -> ir.Rule:
-        """``rule`` with ``events.id`` (``default``) as the id of its event when it gives none.
-        A rule that emits several events keeps derived ids for those without their own (one
-        id for two events would rename the second ``id~2``), with a warning that says so."""
-        lacking = [t for t in rule.emits if t.id is None]
-        if default is None or not lacking:
-            return rule
-        if len(rule.emits) == 1:
-            return dataclasses.replace(rule, emits=(dataclasses.replace(lacking[0], id=default),))
-        self.error("event_id_not_applied", rule.path + ("emit",),
-                   f"records.events.id is not used here: this rule emits {len(rule.emits)} events from one element "
-                   f"and one id for all would rename the others `id~2`; {len(lacking)} of them without `id` "
-                   "get derived ids", severity="warning", key=True,
-                   hint="give each emitted event its own `id` (e.g. `id: \"join('-', [span_id, 'tool'])\"`)")
-        return rule
+    def _event_defaults(self, rule: ir.Rule, default_id: ir.Value | None, timestamp: ir.Value | None) -> ir.Rule:
+        """``rule`` with ``events.id`` and ``events.timestamp`` for the events that give none.
+        The id goes only to a rule's one event: a rule that emits several from one element
+        keeps derived ids for those without their own (one id for two events would rename the
+        second ``id~2``), with a warning that says so."""
+        emits = list(rule.emits)
+        if timestamp is not None:
+            emits = [t if t.timestamp is not None else dataclasses.replace(t, timestamp=timestamp) for t in emits]
+        lacking = [t for t in emits if t.id is None]
+        if default_id is not None and lacking and len(emits) == 1:
+            emits = [dataclasses.replace(emits[0], id=default_id)]
+        elif default_id is not None and lacking:
+            self.error("event_id_not_applied", rule.path + ("emit",),
+                       f"records.events.id is not used here: this rule emits {len(emits)} events from one element "
+                       f"and one id for all would rename the others `id~2`; {len(lacking)} of them without `id` "
+                       "get derived ids", severity="warning", key=True,
+                       hint="give each emitted event its own `id` (e.g. `id: \"join('-', [span_id, 'tool'])\"`)")
+        return dataclasses.replace(rule, emits=tuple(emits))
 
     def rule(self, data: dict, path: tuple, variables: set) -> ir.Rule | None:
         when = self.expr(data["when"], path + ("when",), variables) if "when" in data else None
@@ -513,13 +516,15 @@ class Builder:
         scope = self.scope(data, path, variables)
         parent = self.parent(data, path, variables)
         level_keys = ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules")
-        if "rules" in data:  # `id` beside `rules`: the id of every event a rule makes without its own
-            level_keys += ("id",)
+        if "rules" in data:  # `id`, `timestamp` beside `rules`: for every event without its own
+            level_keys += ("id", "timestamp")
         rule_keys = [k for k in data if k not in level_keys]
         rules = []
-        events_id = None
+        events_id = events_ts = None
         if "rules" in data and "id" in data:
             events_id = self.value(data["id"], path + ("id",), variables)
+        if "rules" in data and "timestamp" in data:
+            events_ts = self.value(data["timestamp"], path + ("timestamp",), variables)
         if "rules" in data:
             if rule_keys:
                 self.error("conflicting_keys", path + (rule_keys[0],),
@@ -542,7 +547,7 @@ class Builder:
                                severity="warning")
                 r = self.rule(rd, rpath, variables)
                 if r is not None:
-                    rules.append(self._default_event_id(r, events_id))
+                    rules.append(self._event_defaults(r, events_id, events_ts))
                 if "when" not in rd and unconditional_at is None:
                     unconditional_at = i
         else:

@@ -2,7 +2,7 @@
 
 Records: ``counts`` (records per type), ``kinds`` (event kinds in stream order, for
 the whole trace or per trajectory id), ``records`` (record id -> fields, a field may
-be a dotted path), ``warnings``. Evaluations: ``scores``, ``feedback``, ``reward``,
+be a dotted path, a key with dots in it quoted), ``warnings``. Evaluations: ``scores``, ``feedback``, ``reward``,
 ``metrics``, ``output``. Numbers compare with a relative tolerance of 1e-9, so a
 hand-written 0.3333333333 matches a computed third.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from mapc.fieldpath import segments
 from mapc.spectest.compare import MISSING, FieldChange
 
 _REL_TOL = 1e-9
@@ -29,7 +30,9 @@ def same(expected, actual) -> bool:
 
 
 def _get(value, dotted: str):
-    for part in dotted.split("."):
+    """The value at ``dotted`` (``output.role``, ``tool_calls.0.name``; a key with dots quoted,
+    ``data."gen_ai.system"``), or MISSING."""
+    for part in segments(dotted):
         if isinstance(value, dict) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
@@ -76,7 +79,7 @@ def check_records(expect: dict, records: list[dict], warnings: int) -> list[Fiel
             actual = _get(rec, name)
             if actual is MISSING or not same(value, actual):
                 change = _change(f"records[{rid}].{name}", value, actual, rec)
-                change.path = tuple(name.split("."))
+                change.path = segments(name)
                 out.append(change)
     if "warnings" in expect and expect["warnings"] != warnings:
         out.append(_change("warnings", expect["warnings"], warnings))

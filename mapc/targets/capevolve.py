@@ -88,10 +88,13 @@ class CapEvolveTarget(Target):
         for i, t in enumerate(spec.tasks.items):
             problem = task_id_file_problem(t.id)
             if problem:
+                plain = "-".join(p for p in t.id.replace("\\", "/").split("/") if p not in ("", ".", ".."))
                 diags.append(spec.diag(
                     "invalid_task_id", ("tasks", i, "id"), f"task id {t.id!r} {problem}",
                     hint="cap-evolve saves each rollout as rollouts/<split>/<task_id>__<tag>__t<k>.json, "
-                    "so a task id must be a plain file name",
+                    "so a task id must be a plain file name" + (
+                        f": write e.g. `{plain}` (RELAI takes it too)" if plain and plain != t.id
+                        and not task_id_file_problem(plain) else ""),
                 ))
         for i, row in enumerate(task_rows(spec)):
             try:

@@ -85,3 +85,29 @@ def test_init_drafts_quoted_paths_that_map_dotted_keys(tmp_path):
     records = run(spec_file, sample).records
     values = sorted(r["value"] for r in records if r.get("record_type") == "signal")
     assert values == sorted([10, 11, 12, 0.0, 0.5, 1.0]), values
+
+
+def test_reads_name_quoted_keys_and_leave_out_the_null_word(tmp_path):
+    """What `mapc review` lists: `x || null` reads x (`null` is the null value as specs write it),
+    and a key with dots is one quoted member."""
+    from mapc.build import load_checked
+    from mapc.reads import read_paths, spec_reads
+
+    (tmp_path / "spec.yaml").write_text(
+        "mapc: 1\nname: r\nsource: {format: r, container: jsonl, probe: {require: [span_id]}}\n"
+        "records:\n  events:\n    each: '@'\n    kind: log\n    parent: parent_span_id || null\n"
+        "    data: {tokens: 'attributes.\"gen_ai.usage.input_tokens\"'}\n")
+    spec, diags = load_checked(tmp_path / "spec.yaml")
+    assert spec is not None, diags
+    assert sorted(read_paths(spec_reads(spec))) == [
+        'attributes."gen_ai.usage.input_tokens"', "parent_span_id", "span_id"]
+
+
+def test_partial_expectations_name_a_key_with_dots_quoted():
+    from mapc.spectest.partial import check_records
+
+    record = {"record_type": "event", "id": "e1", "data": {"gen_ai.system": "openai", "n": [{"x": 1}]}}
+    ok = {"records": {"e1": {'data."gen_ai.system"': "openai", "data.n.0.x": 1}}}
+    assert check_records(ok, [record], 0) == []
+    (change,) = check_records({"records": {"e1": {'data."gen_ai.system"': "anthropic"}}}, [record], 0)
+    assert change.path == ("data", "gen_ai.system") and change.actual == "openai"

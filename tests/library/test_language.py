@@ -108,10 +108,13 @@ def test_real_rlviz_accepts_signals_that_name_their_event(tmp_path):
 
 
 
-def test_events_id_and_parent_beside_rules_apply_to_every_rule_without_its_own():
+def test_events_id_parent_and_timestamp_beside_rules_apply_to_every_rule_without_its_own():
     events = [r for r in _records("events-id-for-every-rule") if r["record_type"] == "event"]
     assert [(e["id"], e.get("parent_id")) for e in events] == [
         ("s1", None), ("s2", "s1"), ("s3-tool", "s2"), ("s4", None)]  # the tool rule's own id wins
+    assert [e["timestamp"] for e in events] == [
+        "2024-12-01T16:20:00Z", "2024-12-01T16:20:00.250000Z", "2024-12-01T16:20:00.500000Z",
+        "2024-12-01T16:20:00.750000Z"]
     case = CASES / "events-id-for-every-rule"
     result = mapc.run(case / "spec.yaml", case / "spans.jsonl")
     spec_lines = (case / "spec.yaml").read_text().splitlines()

@@ -9,10 +9,13 @@ for, so a regenerated expected file cannot quietly accept a regression.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+import hosts
+import mapc
 from mapc.spectest import run_tests
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "recipes"
@@ -77,3 +80,44 @@ def test_the_source_field_per_container():
     assert [s["line"] for s in csv_sources] == [2, 3, 5]  # a quoted cell spans lines 3-4
     assert table[csv_sources[1]["byte_offset"]:][:csv_sources[1]["byte_length"]] == b'assistant,"Hello,\nworld"'
     assert sources("source-csv-gzip") == [{"path": "chat.csv.gz", "line": n} for n in (2, 3, 5)]
+
+
+def test_otel_genai_spans_read_dotted_attributes_and_span_ids():
+    """Attribute keys with dots read through quoted paths; `id`, `parent` and `timestamp` beside
+    the rules give every span's event its span id, parent span and start time."""
+    records = _records("otel-genai-spans")
+    events = [(e["id"], e["kind"], e.get("parent_id")) for e in records if e["record_type"] == "event"]
+    assert events == [
+        ("a1b2c3d4e5f60718", "state", None),  # the root span: parent_span_id "" is no parent
+        ("b1b2c3d4e5f60718-user", "message", "a1b2c3d4e5f60718"),
+        ("b1b2c3d4e5f60718", "generation", "a1b2c3d4e5f60718"),
+        ("c1b2c3d4e5f60718", "tool", "b1b2c3d4e5f60718"),
+        ("d1b2c3d4e5f60718", "generation", "a1b2c3d4e5f60718"),
+        ("e1b2c3d4e5f60718", "state", None),
+        ("f1b2c3d4e5f60718-user", "message", "e1b2c3d4e5f60718"),
+        ("f1b2c3d4e5f60718", "generation", "e1b2c3d4e5f60718")]
+    signals = [(s["name"], s["value"]) for s in records if s["record_type"] == "signal"]
+    assert [v for n, v in signals if n.endswith("_tokens")] == [57, 19, 96, 24, 41, 30]
+    assert [v for n, v in signals if n == "score"] == [1.0, 0.0]
+    tool = next(e for e in records if e.get("kind") == "tool")
+    assert tool["input"] == {"name": "get_weather", "id": "call_1"} and tool["output"] == "18°C, cloudy"
+    assert tool["timestamp"] == "2024-12-01T16:20:00.910000Z"  # the span's start, from events.timestamp
+    case = CASES / "otel-genai-spans"
+    result = mapc.run(case / "spec.yaml", case / "spans.jsonl")  # an empty parent id is no warning
+    assert result.ok and result.warnings == 0, result.warning_messages
+
+
+def test_otel_genai_spans_pass_the_real_hosts(tmp_path):
+    """The recipe built for RLViz and cap-evolve, judged by the real RLViz and `cap-evolve check`."""
+    rlviz, capevolve = hosts.require_rlviz(), hosts.require_capevolve()
+    case = CASES / "otel-genai-spans"
+    mapc.build(case / "spec.yaml", "rlviz", tmp_path / "plugin", validate=False, test=False)
+    proc = subprocess.run([str(rlviz), "--json", str(tmp_path / "plugin"), str(case / "spans.jsonl")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["records"] == len(_records("otel-genai-spans"))
+    mapc.build(case / "spec.yaml", "cap-evolve", tmp_path / "cap", validate=False, test=False)
+    proc = subprocess.run(["bash", str(capevolve / "check.sh"), str(tmp_path / "cap" / "adapter.py"),
+                           str(tmp_path / "cap")], capture_output=True, text=True, timeout=300)
+    verdict = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert proc.returncode == 0 and verdict["ok"], proc.stdout[-2000:] + proc.stderr[-2000:]
