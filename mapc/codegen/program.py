@@ -194,6 +194,7 @@ def module_source(
     prelude: str = "",
     runtime_units: frozenset[str] | None = None,
     keep: tuple[str, ...] = (),
+    probe_stop: str = "",
 ) -> str:
     """The full text of a generated entry file (``adapter.py``, ``run.py``).
 
@@ -205,7 +206,10 @@ def module_source(
     placed right after the imports (e.g. a host-package import for cap-evolve);
     ``runtime_units``, the units of the target's runtime module, checks that it
     has every one the entry imports; ``keep`` names constants to write even if no
-    code names them (callers that read them from the namespace).
+    code names them (callers that read them from the namespace). ``probe_stop``, the
+    host's code that answers a probe and exits, goes right after the probe; the runtime
+    names only the code below it uses are imported after it, so a probe compiles only
+    the runtime part a probe runs (D76).
     """
     parts = [program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:
@@ -227,6 +231,13 @@ def module_source(
     imports |= {"import os", "import sys"}
     import_lines = sorted(imports, key=lambda s: (s.startswith("from "), s))
     doc = module_docstring(docstring)
+    agent = program.agent if "AGENT" in _referenced(body) else ""
+    places = _places(program, body)
+    late: list[str] = []
+    if probe_stop.strip() and with_probe:
+        first = _referenced("\n".join((constants, agent, places, program.probe, probe_stop))) & used
+        late = sorted(used - first)
+        used = first
     head = [
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
@@ -234,13 +245,19 @@ def module_source(
         _runtime_import(sorted(used)),
         prelude.strip() + "\n" if prelude.strip() else "",
         constants,
-        program.agent if "AGENT" in _referenced(body) else "",
-        _places(program, body),
+        agent,
+        places,
     ]
+    stop = ""
+    if late:
+        stop = (probe_stop.strip() + "\n"
+                + "# what mapping a source runs besides (a probe has stopped above)\n"
+                + _import_line(late))
     # top-level definitions are two blank lines apart, as black writes them
     # in spec order: source (the probe), records, evaluators; then the host's entry code
     definitions = [
         program.probe if with_probe else "",
+        stop,
         program.mapping,
         program.evaluation if with_evaluation and program.evaluation.strip() else "",
         "\n".join(part for line in entry.strip().splitlines() for part in wrap_line(line)) + "\n",
@@ -285,23 +302,26 @@ def _runtime_import(names: list[str]) -> str:
     """
     if not names:
         return ""
-    import textwrap
-
     w = Writer()
     w.comment(f"{runtime.RUNTIME_PACKAGE}/ next to this file, imported without writing __pycache__/ there")
     w.line('if __name__ == "__main__":')
     w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
     w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")
-    one = f"from {runtime.RUNTIME_MODULE} import {', '.join(names)}"
-    if len(one) <= 99:
-        w.line(one)
-    else:
-        w.line(f"from {runtime.RUNTIME_MODULE} import (")
-        w.lines += textwrap.wrap(", ".join(names) + ",", 95, initial_indent="    ", subsequent_indent="    ",
-                                 break_on_hyphens=False)
-        w.line(")")
+    w.lines += _import_line(names).splitlines()
     w.line("sys.dont_write_bytecode = _write_bytecode")
     return w.text()
+
+
+def _import_line(names: list[str]) -> str:
+    """``from mapc_runtime import ...`` of ``names``, wrapped at 99 columns."""
+    import textwrap
+
+    one = f"from {runtime.RUNTIME_MODULE} import {', '.join(names)}"
+    if len(one) <= 99:
+        return one + "\n"
+    body = textwrap.wrap(", ".join(names) + ",", 95, initial_indent="    ", subsequent_indent="    ",
+                         break_on_hyphens=False)
+    return f"from {runtime.RUNTIME_MODULE} import (\n" + "\n".join(body) + "\n)\n"
 
 
 def load_module(source: str, name: str = "mapc_generated", runtime=None, *,

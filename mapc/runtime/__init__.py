@@ -191,6 +191,25 @@ CORE = ("jmespath_rt", "mapping_rt", "records_rt")
 #: other parts reach through a forwarding function: a probe never compiles it (D72).
 STREAM_ROOTS = ("rlviz_stream", "collect_records")
 STREAM_PART = "stream"
+#: Units an RLViz probe runs (``adapter.py probe``: the entry stops before it imports its
+#: mapping helpers), with the JMESPath functions probes' ``when`` use (``type(x) ==
+#: 'array'``, ``starts_with``). With everything they use that is not stream-only they form
+#: the ``probe`` part, imported first; in a runtime without :data:`PROBE_ENTRY` there is
+#: none (D76).
+PROBE_ROOTS = ("rlviz_main", "source_probe", "_jp_type", "_jp_eq", "_jp_truthy", "_jp_starts_with",
+               "_jp_ends_with", "_jp_contains", "_jp_length", "_jp_path")
+PROBE_ENTRY = "rlviz_main"
+PROBE_PART = "probe"
+#: The JMESPath helpers most specs use (counted over the examples and library specs); with
+#: what they use they stay in the ``jmespath_rt`` part, and the other functions (``sort_by``,
+#: ``regex_*``, ``group_by``, ...) go to ``jmespath_more``, compiled only by an entry that
+#: imports one of them (D76).
+JMESPATH_COMMON = ("_jp_path", "_jp_type", "_jp_join", "_jp_eq", "_jp_truthy", "_jp_or", "_jp_and",
+                   "_jp_flatten", "_jp_to_string", "_jp_parse_json", "_jp_pluck", "_jp_items", "_jp_get",
+                   "_jp_concat", "_jp_starts_with", "_jp_contains", "_jp_length", "_jp_iso8601",
+                   "_jp_index_by", "_jp_to_number", "_jp_coalesce", "_jp_sum", "_jp_gt", "_jp_lt",
+                   "_jp_ge", "_jp_le")
+JMESPATH_MORE = "jmespath_more"
 
 
 @dataclass(frozen=True)
@@ -268,18 +287,29 @@ def _eager(units: dict[str, Unit], roots, lazy: set[str]) -> set[str]:
 def partition(units: dict[str, Unit], names: list[str], chosen: tuple[str, ...]) -> dict[str, list[str]]:
     """Units by the part (module of the package) that defines them, parts in load order.
 
-    The ``stream`` part holds :data:`STREAM_ROOTS` and what only they use; every other unit
-    stays in the part named after its runtime module. Parts import each other's units at
-    their top, so a part's import compiles the parts it needs and no others; uses of a
-    stream root from another part go through a forwarding function instead. A runtime whose
-    other parts use what the roots use (RELAI's, cap-evolve's) has no stream part."""
+    The ``stream`` part holds :data:`STREAM_ROOTS` and what only they use; the ``probe``
+    part, :data:`PROBE_ROOTS` and what they use besides that; every other unit stays in the
+    part named after its runtime module. Parts import each other's units at their top, so a
+    part's import compiles the parts it needs and no others; uses of a stream root from
+    another part go through a forwarding function instead. A runtime whose other parts use
+    what the roots use (RELAI's, cap-evolve's) has no stream part."""
     roots = set(STREAM_ROOTS) & set(names)
     reached = _eager(units, roots, set())
     front = set(names) - reached
     shared = reached & _eager(units, front, roots)
     if reached - shared <= roots:  # the other parts need all the roots need: no stream part
         roots, reached, shared = set(), set(), set()
-    parts = {m: [n for n in names if units[n].module == m and n not in reached - shared] for m in chosen}
+    probe: set[str] = set()
+    if PROBE_ENTRY in names:
+        probe = _eager(units, set(PROBE_ROOTS) & set(names), roots) - (reached - shared)
+    common = _eager(units, set(JMESPATH_COMMON) & set(names), set())
+    placed = (reached - shared) | probe
+    parts = {PROBE_PART: [n for n in names if n in probe]}
+    for m in chosen:
+        parts[m] = [n for n in names if units[n].module == m and n not in placed
+                    and (m != "jmespath_rt" or n in common)]
+        if m == "jmespath_rt":
+            parts[JMESPATH_MORE] = [n for n in names if units[n].module == m and n not in placed | common]
     parts = {m: ns for m, ns in parts.items() if ns}
     stream = [n for n in names if n in reached - shared]
     if stream:
@@ -342,9 +372,12 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
         for d in sorted(used - set(lazy), key=lambda d: units[d].order):
             own.setdefault(where[d], []).append(d)
         relative = [_from_import(f".{p}", own[p]) for p in parts if p in own]
-        if part == STREAM_PART:
+        if part in (STREAM_PART, PROBE_PART):
             from_modules = ", ".join(m for m in chosen if any(units[n].module == m for n in part_names))
-            summary = f"The units only mapping a source runs (from {from_modules})"
+            what = "only mapping a source runs" if part == STREAM_PART else "a probe runs"
+            summary = f"The units {what} (from {from_modules})"
+        elif part == JMESPATH_MORE:
+            summary = "The JMESPath functions fewer specs use (the others are in jmespath_rt)"
         else:
             summary = _module_summary(part)
         body = [units[n].source.rstrip("\n") for n in part_names] + [_forwarder(d).rstrip("\n") for d in lazy]
@@ -380,8 +413,9 @@ def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[
         "",
     ]
     for part in parts:
-        summary = ("the units only mapping a source runs (a probe never imports it)" if part == STREAM_PART
-                   else _module_summary(part))
+        summary = {STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
+                   PROBE_PART: "the units a probe runs (and a stream; a probe imports no other part)",
+                   JMESPATH_MORE: "the JMESPath functions fewer specs use"}.get(part) or _module_summary(part)
         head.append(f"- {part}: {summary}")
     head.append('"""')
     table = ["#: the part that defines each name", "_PARTS = {name: part for part, names in ("]

@@ -55,7 +55,9 @@ def test_rlviz_digest_survives_running_the_adapter_by_hand(real_rlviz, tmp_path)
                               str(_request(tmp_path, fixture))], cwd=plugin, env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 0 and json.loads(run.stdout)["supported"] is True, run.stderr
-        assert "| mapc_runtime.rlviz_rt\n" in run.stderr and "mapc_runtime.stream" not in run.stderr
+        # a probe imports the runtime's probe part only (D76)
+        assert "| mapc_runtime.probe\n" in run.stderr and "mapc_runtime.stream" not in run.stderr
+        assert "mapc_runtime.mapping_rt" not in run.stderr
         stream = subprocess.run([sys.executable, *flags, "-X", "importtime", "adapter.py", "stream", "--request",
                                  str(_request(tmp_path, fixture, "stream"))], cwd=plugin, env=env,
                                 capture_output=True, text=True, timeout=60)

@@ -61,6 +61,17 @@ def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
     # the other parts reach the stream part only through forwarders that import it late
     assert "from .stream import" not in others and 'load_part("stream").rlviz_stream(' in others
     assert len(stream) > len(files[f"{RUNTIME_PACKAGE}/mapping_rt.py"]) / 2
+    # what a probe runs is a part of its own, the only one a probe imports (D76): not the
+    # mapping helpers nor the JMESPath functions a probe's `when` seldom uses
+    probe = files[f"{RUNTIME_PACKAGE}/probe.py"]
+    for name in ("rlviz_main", "rlviz_probe", "source_probe", "probe_source", "one_line", "_jp_type", "_jp_eq"):
+        assert f"\ndef {name}(" in probe, name
+    for name in ("emit_event", "put", "coerce_text", "_jp_sort_by", "_jp_join"):
+        assert f"\ndef {name}(" not in probe, name
+    assert "\nfrom ." not in probe  # it imports no other part
+    assert "\ndef _jp_sort_by(" in files[f"{RUNTIME_PACKAGE}/jmespath_more.py"]
+    for target in ("relai", "cap-evolve"):  # no probe entry: no probe part
+        assert f"{RUNTIME_PACKAGE}/probe.py" not in dict(get_target(target).shared_runtime().files)
 
 
 def test_no_runtime_unit_shadows_a_module_the_runtime_imports():

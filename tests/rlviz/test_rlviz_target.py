@@ -94,7 +94,7 @@ def test_generated_python_is_formatted(built):
             assert text.startswith("#!/usr/bin/env python3\n") and text.endswith("\n") and "\t" not in text
         # the parts this target writes (entry, protocol runtime, test runner) keep lines short
         adapter = (plugin / "adapter.py").read_text()
-        runtime = (plugin / "mapc_runtime" / "rlviz_rt.py").read_text()
+        runtime = (plugin / "mapc_runtime" / "probe.py").read_text()  # rlviz_rt's units: a probe runs them
         own = runtime[runtime.index("class RequestError"):]
         own += adapter[adapter.rindex('if __name__ == "__main__":'):]
         own += (plugin / "test_adapter.py").read_text()
@@ -139,3 +139,31 @@ def test_build_json_reports_the_validation(tmp_path):
     assert run.returncode == 0, run.stderr
     payload = json.loads(run.stdout)
     assert payload["validation"]["ok"] is True and payload["validation"]["results"][0]["deterministic"] is True
+
+
+def test_a_probe_imports_only_the_probe_part_of_the_runtime(built, tmp_path):
+    """RLViz starts the adapter for every probe: the entry answers it before importing its
+    mapping helpers, so a probe compiles the runtime's `__init__` and `probe` part only; a
+    stream the rest, `jmespath_more` only when the entry uses one of its functions (D76)."""
+    import re
+
+    from rlviz.support import write_request
+
+    more = dict(get_target("rlviz").shared_runtime().files)["mapc_runtime/jmespath_more.py"]
+    more_names = set(re.findall(r"^def (\w+)", more, re.M))
+    for name, (plugin, source) in built.items():
+        entry = (plugin / "adapter.py").read_text()
+        for operation in ("probe", "stream"):
+            request = write_request(tmp_path / f"{name}-{operation}.json", operation, source)
+            run = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(plugin / "adapter.py"),
+                                  operation, "--request", str(request)], capture_output=True, text=True,
+                                 timeout=60, stdin=subprocess.DEVNULL)
+            assert run.returncode == 0, run.stderr[-2000:]
+            parts = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
+                     if line.startswith("import time:") and "mapc_runtime" in line}
+            if operation == "probe":
+                assert parts == {"mapc_runtime", "mapc_runtime.probe"}, (name, parts)
+            else:
+                assert {"mapc_runtime.probe", "mapc_runtime.stream", "mapc_runtime.records_rt"} <= parts
+                uses_more = any(re.search(rf"\b{n}\b", entry) for n in more_names)
+                assert ("mapc_runtime.jmespath_more" in parts) == uses_more, (name, parts)
