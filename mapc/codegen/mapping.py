@@ -221,12 +221,15 @@ class MappingGenerator:
         w.line("def map_source(src, st, emit):")
         with w.indent():
             w.line('"""Map one source trace to canonical records, passing each to ``emit``."""')
-            w.line("st.src, st.emit = src, emit")
-            siblings = ", ".join(
-                f"{literal(name)}: src.sibling(st, {literal(cands)})" for name, cands in self.spec.source.siblings
-            )
-            w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
-            w.line('srcloc = {"path": src.rel}')
+            if not self.spec.source.siblings:
+                w.line("scope, srcloc = st.begin(src, emit, TABLES)")
+            else:  # (a sibling file is read with st.src set)
+                w.line("st.src, st.emit = src, emit")
+                siblings = ", ".join(
+                    f"{literal(name)}: src.sibling(st, {literal(cands)})" for name, cands in self.spec.source.siblings
+                )
+                w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
+                w.line('srcloc = {"path": src.rel}')
             if self.jsonl:  # lines are read one at a time at the level with `each: "@"`
                 doc = "None"
             else:

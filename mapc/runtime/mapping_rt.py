@@ -246,6 +246,13 @@ class MapState:
         self._owner = None
         self._owner_names = {}
 
+    def begin(self, src, emit, tables):
+        """Start mapping ``src``, its records going to ``emit``: the expressions' scope (for a
+        source without sibling files) and the records' source location."""
+        self.src, self.emit = src, emit
+        scope = {"source": src.info, "tables": tables, "siblings": {}, "root": None}
+        return scope, {"path": src.rel}
+
     def warn(self, where, message):
         """Count a recoverable omission; keep the first few messages for stderr, with the
         spec line and the place in the source when the spec path is the generated code's."""
