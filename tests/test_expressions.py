@@ -479,7 +479,7 @@ class TestStaticFacts:
         assert ce.functions == ("length", "sort_by")
         assert ce.helpers == ("_jp_gt", "_jp_length", "_jp_sort_by")
         assert set(ce.helpers) <= set(runtime.unit_names())
-        assert compile_expression("a.b.c").helpers == ()
+        assert compile_expression("a").helpers == ()
 
 
 # --- functions registry -----------------------------------------------------------------
@@ -551,12 +551,19 @@ def test_inline_source_plain_chain_is_direct():
     assert compile_expression("to_string(`1`)").inline_source("d", "s") == '"1"'
 
 
-def test_plain_chain_needs_no_helpers():
+def test_plain_chain_is_one_path_call():
+    """`a.b.c` is one `_jp_path` call (a line, not one per step); a chain from a value already
+    held starts from it."""
     ce = compile_expression("a.b.c")
-    assert ce.helpers == ()
-    body = ce.function_source("f")
-    assert "_jp_" not in body
-    assert "isinstance" in body
+    assert ce.helpers == ("_jp_path",)
+    assert ce.function_source("f").splitlines()[1:] == ['    return _jp_path(data, ("a", "b", "c"))']
+    body = compile_expression("type(a) == 'object' && a.b[0].c").function_source("f")
+    assert '_jp_path(v1, ("b", 0, "c"))' in body, body
+    assert run("type(a) == 'object' && a.b[0].c", {"a": {"b": [{"c": 2}]}}) == 2
+    # from a variable, one key: a one-element tuple (not a string of characters)
+    assert "_jp_path(scope.get(\"case\"), (\"id\",))" in compile_expression("$case.id").function_source("f")
+    assert run("[$case.id, $case.idx.b]", {}, {"case": {"id": "xy", "idx": {"b": 1}}}) == ["xy", 1]
+    assert run("$case.id", {}, {"case": ["i", "d"]}) is None
 
 
 def test_function_source_shape():

@@ -197,8 +197,8 @@ def _conjuncts(src: str, word: str = "and") -> list[str]:
 
 
 def _path_keys(node: dict) -> tuple[dict | None, list] | None:
-    """``a.b[0].c`` as its field names and indexes, after the variable or ``@`` it starts
-    from (None: the current value); None when the chain has other steps."""
+    """``x.a.b[0].c`` as the node ``x`` it starts from (None: the current value) and its field
+    names and indexes; None when the chain has other steps after its first."""
     steps: list[dict] = []
     stack = [node]
     while stack:
@@ -207,11 +207,11 @@ def _path_keys(node: dict) -> tuple[dict | None, list] | None:
             stack.extend(reversed(n["children"]))
         else:
             steps.append(n)
-    first = steps[0] if steps[0]["type"] in ("variable", "current", "identity") else None
+    first = steps[0] if steps[0]["type"] not in ("field", "index") else None
     keys = [n["value"] for n in steps[1 if first else 0:] if n["type"] in ("field", "index")]
     if len(keys) != len(steps) - (1 if first else 0):
         return None
-    return (first if first is not None and first["type"] == "variable" else None), keys
+    return (first if first is not None and first["type"] not in ("current", "identity") else None), keys
 
 
 def _split_or(line: str, room: int) -> list[str]:
@@ -248,7 +248,10 @@ def _picks(children: list[dict]) -> list[dict]:
         index = _index_of_identity(head)
         if index is not None and out and out[-1]["type"] == "filter_projection":
             out[-1] = {"type": "pick", "children": [out[-1], index]}
-            out.extend(rest)
+            if len(rest) > 1:  # `[0].function.arguments`: one chain, from the element picked
+                out.append({"type": "subexpression", "children": [{"type": "current"}, *rest]})
+            else:
+                out.extend(rest)
         else:
             out.append(child)
     return out
@@ -380,6 +383,19 @@ class FunctionCompiler:
     def emit_statement(self, head: str, e: Expr) -> None:
         """Emit ``head + e.src``, exploding a long display/call one item per line."""
         line = head + e.src
+        if 4 * (self._depth + 1) + len(line) > LINE_LENGTH and e.prec in (AND, OR):
+            # `a and b and c`, too long for a line: one operand a line, in parentheses
+            word = "and" if e.prec == AND else "or"
+            first, *rest = _conjuncts(e.src, word)
+            room = LINE_LENGTH - 4 * (self._depth + 4)  # (the lines may be spliced two deeper)
+            if rest and all(len(f"{word} {part}") <= room for part in [first, *rest]):
+                self.emit(head + "(")
+                with self.indented():
+                    self.emit(first)
+                    for part in rest:
+                        self.emit(f"{word} {part}")
+                self.emit(")")
+                return
         if 4 * (self._depth + 1) + len(line) <= LINE_LENGTH or not e.parts or not e.parts[1]:
             self.emit(line)
             return
@@ -503,11 +519,17 @@ class FunctionCompiler:
         return e
 
     def _subexpression(self, node, cur):
-        chain = _path_keys(node) if self._paths else None
-        if chain is not None and len(chain[1]) > 1:
+        # `a.b[0].c`: one `_jp_path` call, from the value of `a` when that is already held
+        chain = _path_keys(node)
+        if chain is not None and (len(chain[1]) > 1 or chain[0] and chain[0]["type"] == "variable"):
             first, keys = chain
-            base = self.compile(first, cur) if first is not None else _name(cur)
-            tup = "(" + ", ".join(literal_source(k) for k in keys) + ")"
+            base = self.operands([self.compile(first, cur)])[0] if first else _name(cur)
+            if isinstance(keys[0], str) and len(keys) > 2 and base.name:
+                step = self._field({"value": keys[0]}, base.src)
+                if step.src in self._memo:
+                    base, keys = _name(self._memo[step.src]), keys[1:]
+            tup = ", ".join(literal_source(k) for k in keys)
+            tup = f"({tup},)" if len(keys) == 1 else f"({tup})"
             return _call(self.use_helper("_jp_path"), [base.src, tup], pure=base.pure)
         return self._chain(node["children"], cur)
 
@@ -599,6 +621,11 @@ class FunctionCompiler:
                 return comp
         elif pick is not None:
             return None
+        elif not cond_lines and r.nonnull and r.name:
+            # `[*].{a: x, b: y}`: the element's display is the comprehension's value
+            comp = self._display_comprehension(body_lines, r.src, item, source, test, b, kind)
+            if comp is not None:
+                return comp
         out = self.new("out")
         self.emit(f"if isinstance({b}, {kind}):")
         with self.indented():
@@ -659,6 +686,34 @@ class FunctionCompiler:
             return test, lines
         finally:
             self._paths = False
+
+    def _display_comprehension(self, lines, var: str, item: str, source: str,
+                               test: Expr | None, b: str, kind: str) -> Expr | None:
+        """``[{...} for item in source if test]`` when ``lines`` are one statement
+        ``var = {...}`` (a display, written one member a line) and nothing else; else None."""
+        head = f"{var} = "
+        if not lines or lines[0][0] != 0 or not lines[0][1].startswith(head):
+            return None
+        first = lines[0][1][len(head):]
+        if len(lines) == 1:
+            keep = [test.paren(AND)] if test is not None else []
+            return self._comprehension(first, item, source, keep, b, kind, None, False)
+        close = lines[-1][1]
+        if first not in ("{", "[") or lines[-1][0] != 0 or close != {"{": "}", "[": "]"}[first]:
+            return None
+        middle = lines[1:-1]
+        name = re.compile(rf"(?<![\w.]){re.escape(var)}(?!\w)")
+        if any(depth < 1 or name.search(text) for depth, text in middle):
+            return None
+        tail = f"{close} for {item} in {source}" + (f" if {test.src}" if test is not None else "")
+        tail += f"] if isinstance({b}, {kind}) else None"
+        if 4 * (self._depth + 3) + len(tail) > LINE_LENGTH:
+            return None
+        out = self.new("out")
+        self.emit(f"{out} = [{first}")
+        self.splice(middle)
+        self.emit(tail)
+        return _name(out)
 
     def _comprehension(self, value: str, item: str, source: str, keep: list[str], b: str,
                        kind: str, pick: int | None, pure: bool) -> Expr | None:
