@@ -237,10 +237,9 @@ class MapState:
         self.known_events = IdTable()  # trajectory id and event id (event_key) -> 1
         self.ordinals = IdTable()  # level and ordinal_by value -> count
         self.sem = {} if semantics else None
-        # write_canonical's writer of a record's JSON text: signals are written as text
-        # (records_rt's _emit_signal), without a dict to encode; None: records are collected
-        self.line = None
-        self.write_event = None  # write_canonical's writer of events (event_writer)
+        # write_canonical's writers of events and signals as JSON text (event_writer), without
+        # a dict to encode; None: records are collected
+        self.write_event = self.write_signal = None
         self.source_text = (None, None)  # a JSON Lines line's location and its JSON text
         self.final_outputs = {}
         self._owner = None
@@ -838,6 +837,9 @@ class JsonDocumentReader:
         while True:
             self.pending.clear()
             buf, i = self.buf, self.i
+            if len(buf) - i < self.CHUNK >> 4 and not self.eof:
+                self.more()  # read on first: a value cut short raises an error whose place
+                continue  # json finds by counting the buffer's lines (a 1 MiB scan each time)
             try:
                 value, end = self.decode_value(buf, i)
             except json.JSONDecodeError as exc:
@@ -1564,9 +1566,8 @@ def write_canonical(map_source, src, out, st=None):
             if len(lines) >= 256:
                 write_lines()
 
-    st.line = line
     if c_encode is not None:
-        st.write_event = event_writer(st, c_encode, line, emit)
+        st.write_event, st.write_signal = event_writer(st, c_encode, lines, write_lines, emit)
     map_source(src, st, emit)
     emit({"record_type": "complete", "records": written + len(lines), "warnings": st.warnings})
     write_lines()
@@ -1574,48 +1575,48 @@ def write_canonical(map_source, src, out, st=None):
     return st
 
 
-def event_writer(st, c_encode, line, emit):
-    """``write(ev, srcloc)``: write event ``ev`` as records_rt's ``event_record`` built it
-    (leading fields in canonical order, then what the rule set; no ``source`` yet) with
-    ``source`` ``srcloc`` last, as the JSON text the C encoder ``c_encode`` makes of it.
+def event_writer(st, c_encode, lines, write_lines, emit):
+    """``(write, signal)``: writers of events and signals as JSON text, appended to ``lines``
+    (``write_lines`` empties it), the text the C encoder ``c_encode`` makes of their records.
 
-    The leading fields are written from text kept between events: the trajectory's id and
-    the source location as long as they are the same objects, the previous event's id as
-    this one's ``parent_id``, the kind by name. Only the rule's own fields go through the
-    encoder (in a dict of their own, taken in order from ``ev``), so the field names and
-    ids of the leading fields are not escaped again for every event (3-4% fewer instructions
-    on the benchmark's eval log and JSON Lines trace). A value nested too deep for the C
-    encoder goes to ``emit``, which reports it as the standard encoder does.
+    ``write(ev, srcloc)`` writes event ``ev`` as records_rt's ``event_record`` built it
+    (leading fields in canonical order, then what the rule set; no ``source`` yet) with
+    ``source`` ``srcloc`` last. The leading fields are written from text kept between events:
+    the trajectory's id and the source location as long as they are the same objects, the
+    previous event's id as this one's ``parent_id``, the kind by name. Only the rule's own
+    fields go through the encoder (in a dict of their own, taken in order from ``ev``), so the
+    field names and ids of the leading fields are not escaped again for every event. A value
+    nested too deep for the C encoder goes to ``emit``, which reports it as the standard
+    encoder does.
+
+    ``signal(sid, tid, eid, name, value, unit)`` writes a signal record (``eid``: its event,
+    or None; ``sid`` None: ``eid:name``) from the same kept text (its event and trajectory are
+    mostly the ones written last) and its name's and unit's text, made once; False, writing
+    nothing, for a value or name it does not write as text.
     """
-    quote, join = json.encoder.encode_basestring, "".join
-    kinds = {}
+    quote, join, append = json.encoder.encode_basestring, "".join, lines.append
+    kinds, names, units = {}, {}, {None: "}"}
     tid_key = tid_text = eid_key = eid_text = loc_key = loc_json = None
+    float_repr, int_repr, isfinite = float.__repr__, int.__repr__, math.isfinite
 
     def text_of(value):  # a string as quote() writes it; anything else as the encoder does
         return quote(value) if value.__class__ is str else join(c_encode(value, 0))
 
     def write(ev, srcloc):
         nonlocal tid_key, tid_text, eid_key, eid_text, loc_key, loc_json
-        tid, eid, kind = ev["trajectory_id"], ev["id"], ev["kind"]
+        tid, eid, kind, parent = ev["trajectory_id"], ev["id"], ev["kind"], ev.get("parent_id")
         if tid is not tid_key:
             tid_key, tid_text = tid, text_of(tid)
         text = kinds.get(kind)
         if text is None:
             text = kinds[kind] = text_of(kind)
-        parent = ev.get("parent_id")  # mostly the event written before: its text is kept
-        parent = None if parent is None else eid_text if parent is eid_key else text_of(parent)
-        eid_key, eid_text = eid, text_of(eid)
-        head = (
-            f'{{"record_type":"event","id":{eid_text},"trajectory_id":{tid_text},'
-            f'"sequence":{ev["sequence"]},"kind":{text}'
-        )
-        lead = 5
+        if parent is None:
+            lead, after = 5, ""
+        else:  # mostly the event written before: its text is kept
+            lead, after = 6, ',"parent_id":' + (eid_text if parent is eid_key else text_of(parent))
+        eid_key, eid_text = eid, quote(eid) if eid.__class__ is str else text_of(eid)
         if "timestamp" in ev:
-            head += ',"timestamp":' + text_of(ev["timestamp"])
-            lead = 6
-        if parent is not None:
-            head += ',"parent_id":' + parent
-            lead += 1
+            lead, after = lead + 1, ',"timestamp":' + text_of(ev["timestamp"]) + after
         if srcloc is not loc_key:
             loc_key, loc_json = srcloc, st.source_text[1]
             if st.source_text[0] is not srcloc:  # not a line's location (SourceFile.lines)
@@ -1626,11 +1627,57 @@ def event_writer(st, c_encode, line, emit):
             except RecursionError:
                 ev["source"] = srcloc
                 return emit(ev)
-            line(head + "," + fields[1:-1] + loc_json)
-        else:
-            line(head + loc_json)
+            after = f"{after},{fields[1:-1]}"
+        append(
+            f'{{"record_type":"event","id":{eid_text},"trajectory_id":{tid_text},'
+            f'"sequence":{ev["sequence"]},"kind":{text}{after}{loc_json}'
+        )
+        if len(lines) >= 256:
+            write_lines()
 
-    return write
+    def signal(sid, tid, eid, name, value, unit):
+        cls = value.__class__
+        if cls is str:
+            value = quote(value)
+        elif cls is int:
+            value = int_repr(value)
+        elif cls is float and isfinite(value):
+            value = float_repr(value)
+        elif cls is bool:
+            value = "true" if value else "false"
+        else:  # not finite (the encoder's own error), or not a scalar
+            return False
+        named = names.get(name)
+        if named is None:
+            if name.__class__ is not str:
+                return False
+            named = names[name] = (',"name":' + quote(name) + ',"value":', quote(":" + name)[1:])
+        tail = units.get(unit)
+        if tail is None:
+            if unit.__class__ is not str:
+                return False
+            tail = units[unit] = ',"unit":' + quote(unit) + "}"
+        if tid is not tid_key:
+            tid = quote(tid)
+        else:
+            tid = tid_text
+        if eid is None:
+            append(
+                f'{{"record_type":"signal","id":{quote(sid)},"trajectory_id":{tid}'
+                f"{named[0]}{value}{tail}"
+            )
+        else:
+            eid = eid_text if eid is eid_key else quote(eid)
+            sid = eid[:-1] + named[1] if sid is None else quote(sid)
+            append(
+                f'{{"record_type":"signal","id":{sid},"trajectory_id":{tid},"event_id":{eid}'
+                f"{named[0]}{value}{tail}"
+            )
+        if len(lines) >= 256:
+            write_lines()
+        return True
+
+    return write, signal
 
 
 def collect_records(map_source, src, semantics=True):

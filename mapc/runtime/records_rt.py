@@ -5,8 +5,6 @@ what the spec says: which field, which expression, which spec line. ``st.emit`` 
 ``emit`` that ``map_source`` was given.
 """
 
-import json
-import math
 
 _PLAIN_SCALARS = (str, int, bool)
 _PARENT_KEYS = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
@@ -164,8 +162,10 @@ def event_signal(st, ev, name, value, where, unit=None):
         value = coerce_scalar(st, value, _signal_where(where, name))
         if value is None:
             return
-    eid = ev["id"]
-    _emit_signal(st, eid + ":" + name, ev["trajectory_id"], eid, name, value, unit)
+    write = st.write_signal  # write_canonical's: as text, from the event's text kept
+    if write is None or not write(None, ev["trajectory_id"], ev["id"], name, value, unit):
+        eid = ev["id"]
+        _emit_signal(st, eid + ":" + name, ev["trajectory_id"], eid, name, value, unit)
 
 
 def _signal_where(where, name):
@@ -175,25 +175,11 @@ def _signal_where(where, name):
 
 def _emit_signal(st, sid, tid, eid, name, value, unit):
     """Emit a signal record (``eid``: the event it belongs to, or None). Written as JSON text
-    when ``st.line`` takes text (write_canonical): the same bytes as the C encoder makes of
-    the record, without building and encoding a dict (a quarter of a JSON Lines trace's
-    records are signals)."""
-    line = st.line
-    if line is not None:
-        text = _SCALAR_TEXT.get(value.__class__, _no_text)(value)
-        if text is not None:  # a string, integer, boolean or finite float: as json writes it
-            if eid is None:
-                head = f'{{"record_type":"signal","id":{_quote(sid)},"trajectory_id":{_quote(tid)}'
-            else:
-                head = (
-                    f'{{"record_type":"signal","id":{_quote(sid)},"trajectory_id":{_quote(tid)}'
-                    f',"event_id":{_quote(eid)}'
-                )
-            if unit is None:
-                line(f'{head},"name":{_quote(name)},"value":{text}}}')
-            else:
-                line(f'{head},"name":{_quote(name)},"value":{text},"unit":{_quote(unit)}}}')
-            return
+    by ``st.write_signal`` when write_canonical has one (a quarter of a JSON Lines trace's
+    records are signals): the bytes the C encoder makes of the record, without a dict."""
+    write = st.write_signal
+    if write is not None and write(sid, tid, eid, name, value, unit):
+        return
     if eid is None:
         sig = {"record_type": "signal", "id": sid, "trajectory_id": tid}
     else:
@@ -203,26 +189,6 @@ def _emit_signal(st, sid, tid, eid, name, value, unit):
     if unit is not None:
         sig["unit"] = unit
     st.emit(sig)
-
-
-def _no_text(value):
-    """Not a value _emit_signal writes as text: the record is encoded as a dict."""
-    return None
-
-
-def _json_float(value):
-    """A float as json writes it (its repr); not finite: None, for the encoder's own error."""
-    return float.__repr__(value) if math.isfinite(value) else None
-
-
-_quote = json.encoder.encode_basestring  # a JSON string, as JSONEncoder(ensure_ascii=False)
-# A signal value's JSON text, as json's encoder writes it (bool before int: it is one).
-_SCALAR_TEXT = {
-    str: _quote,
-    int: int.__repr__,
-    bool: lambda value: "true" if value else "false",
-    float: _json_float,
-}
 
 
 def semantic_view(st, ev, **fields):
