@@ -453,6 +453,11 @@ _JP_EPOCH_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 def _jp_iso8601(value, unit="s"):
     """An RFC 3339 UTC timestamp from epoch numbers or ISO 8601 strings; else null."""
+    if value.__class__ is float and unit == "s":  # the usual case first: epoch seconds
+        try:
+            return _jp_epoch_text(round(value * 1_000_000))
+        except (ValueError, OverflowError):
+            return None
     if not isinstance(unit, str):
         raise _jp_type_error("iso8601() unit", unit, "a string")
     per_second = _JP_EPOCH_UNITS.get(unit)

@@ -56,13 +56,14 @@ class IdTable:
             return self._found
         high = hash(key) & 0xFFFFFFFFFFFFFFFF | 1
         crc = zlib.crc32(key.encode("utf-8", "surrogatepass"))
-        slots, mask, width = self._slots, self._mask, self._width
-        i, step, crc = high & mask, crc | 1, crc << 32
-        while slots[width * i] and (
-            slots[width * i] != high or slots[width * i + 1] >> 32 << 32 != crc
-        ):
-            i = (i + step) & mask
-        self._key, self._found = key, (width * i, high, crc)
+        slots, width = self._slots, self._width  # a power of two: slot i's first word is
+        wmask = (self._mask + 1) * width - 1  # width * i, and the next one's that plus a
+        j, step = (high & self._mask) * width, (crc | 1) * width  # step, masked with wmask
+        h = slots[j]
+        while h and (h != high or slots[j + 1] >> 32 != crc):
+            j = (j + step) & wmask
+            h = slots[j]
+        self._key, self._found = key, (j, high, crc << 32)
         return self._found
 
     def get(self, key, default=None):
@@ -632,7 +633,9 @@ class SourceFile:
                 offset += len(raw)
                 if raw[0] == 123 and raw[-1] == 10 and raw[-2] != 13 and number > 1:
                     body = raw[:-1]  # the usual line, "{...}\n": none of the tests below apply
+                    start_at = 0
                 else:
+                    start_at = None
                     if len(raw) > limit and not raw.endswith(b"\n"):
                         raise MappingError(
                             f"line {number}: longer than {limit} bytes; "
@@ -648,7 +651,8 @@ class SourceFile:
                         continue
                 try:
                     text = body.decode("utf-8")
-                    start_at = 0 if not text[0].isspace() else len(text) - len(text.lstrip())
+                    if start_at is None:  # JSON's own whitespace first is skipped
+                        start_at = 0 if not text[0].isspace() else len(text) - len(text.lstrip())
                     try:
                         value, end = scan(text, start_at)
                     except StopIteration as err:  # what raw_decode raises for it

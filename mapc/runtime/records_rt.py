@@ -82,10 +82,11 @@ def emit_event(st, ev, srcloc=None, remember=False):
     as text by ``st.write_event`` when write_canonical has one), remember its id for later
     parent tests (``remember``) and return it. Its semantic view (hosts that ask for one) is
     its kind alone: a rule with semantic fields sets the view itself."""
+    write = st.write_event
     if srcloc is None:
         st.emit(ev)
-    elif st.write_event is not None:  # written as text (event_writer), then finished
-        st.write_event(ev, srcloc)
+    elif write is not None:  # written as text (event_writer), then finished
+        write(ev, srcloc)
         ev["source"] = srcloc
     else:
         ev["source"] = srcloc
