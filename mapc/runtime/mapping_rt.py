@@ -1620,7 +1620,9 @@ def event_writer(st, c_encode, lines, write_lines, emit):
             lead, after = 6, ',"parent_id":' + (eid_text if parent is eid_key else text_of(parent))
         eid_key, eid_text = eid, quote(eid) if eid.__class__ is str else text_of(eid)
         if "timestamp" in ev:
-            lead, after = lead + 1, ',"timestamp":' + text_of(ev["timestamp"]) + after
+            ts = ev["timestamp"]
+            ts = quote(ts) if ts.__class__ is str else text_of(ts)
+            lead, after = lead + 1, ',"timestamp":' + ts + after
         if srcloc is not loc_key:
             loc_key, loc_json = srcloc, st.source_text[1]
             if st.source_text[0] is not srcloc:  # not a line's location (SourceFile.lines)
