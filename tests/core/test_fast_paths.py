@@ -126,8 +126,9 @@ def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
 
 
 def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
-    """write_canonical writes signals as text (records_rt._emit_signal): the same bytes as the
-    records collect_records keeps, encoded; values that are not written as text still are."""
+    """write_canonical writes signals as text (event_writer's ``signal``, from the id text it
+    kept for the event written last): the same bytes as the records collect_records keeps,
+    encoded; values that are not written as text still are."""
     ns = runtime_names(mapping_runtime())  # every part of the runtime package mapc run uses
     values = ["x", 'é \u2028 "\\ \x00', "\ud800", 0, -5, 10**30, True, False, 2.5, -0.0, 1e16, 1e-07,
               1736000002.853, float("nan"), float("inf"), [1], {"a": 1}, None]
@@ -143,6 +144,12 @@ def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path)
             ns["put_signal"](st, traj, "score", value, "records.trajectory.signals", unit)
             ns["put_signal"](st, ev, f"s{i}", value, "records.events.rules[0].signals", unit)
             ns["event_signal"](st, ev, f"e{i}é", value, "records.events.rules[0].signals.x", unit)
+        # an event just written: its signals reuse the writer's text of its id and trajectory
+        last = ns["event_record"](traj["id"], 0, 'evt "é"\\\x01', "step", None, None)
+        ns["emit_event"](st, last, {"path": "t.jsonl"})
+        for i, value in enumerate(values):
+            ns["event_signal"](st, last, f"k{i}\"", value, "records.events.rules[0].signals.x",
+                               "u" if i % 2 else None)
 
     out = io.BytesIO()
     written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
@@ -151,8 +158,8 @@ def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path)
     ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
     expected = [ns["encode_line"](encode(r), ascii_encode).decode() for r in records]
     lines = out.getvalue().decode().split("\n")[:-1]  # not splitlines(): U+2028 is in a value
-    assert lines[:-1] == expected and len(expected) == 3 * 13  # 13 values written, 3 signals each
-    assert (written.warnings, written.messages) == (kept.warnings, kept.messages) and kept.warnings == 12
+    assert lines[:-1] == expected and len(expected) == 4 * 13 + 1  # 13 values, 4 signals each
+    assert (written.warnings, written.messages) == (kept.warnings, kept.messages) and kept.warnings == 16
     assert lines[36].endswith('"value":1736000002.853}') and '"value":true}' in lines[18]
 
 
