@@ -570,7 +570,10 @@ class FunctionCompiler:
         only, found with ``next()``; None when that cannot be written exactly (then the caller
         compiles the whole list and indexes it)."""
         if not is_object and condition is None and right["type"] == "field" and pick is None:
-            # the commonest projection, `items[*].name`: one runtime call
+            # the commonest projection, `items[*].name`: one runtime call (a long base first
+            # in a variable of its own, so that a call around it still fits on a line)
+            if len(base.src) > 60:
+                base = self.bind(base)
             return _call(self.use_helper("_jp_pluck"), [base.src, literal_source(right["value"])],
                          pure=base.pure)
         b = self.bind(base).src
