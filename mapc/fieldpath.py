@@ -22,6 +22,17 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*\Z")  # a leading ``$name``: a read through a variable
 
 
+class Variable(str):
+    """A path's first segment when it reads a variable (``$span`` in ``$span.attributes``),
+    not a member: a source key may itself start with ``$`` (``$schema``, ``$oid``), and that
+    key is quoted (``"$schema"``), so the two never print alike."""
+
+
+def variable(name: str) -> Variable:
+    """The segment of variable ``name`` (given with or without its ``$``)."""
+    return Variable(name if name.startswith("$") else "$" + name)
+
+
 def is_identifier(name: str) -> bool:
     """Whether JMESPath reads ``name`` unquoted (``a_1`` yes; ``a.b``, ``1st``, ``""`` no)."""
     return bool(_IDENT.match(name))
@@ -47,13 +58,14 @@ def join(base: str, rel: str) -> str:
 
 
 def render(segs) -> str:
-    """The text of a path given as segments (member names, :data:`ANY`, :data:`STAR`)."""
+    """The text of a path given as segments (member names, :data:`ANY`, :data:`STAR`; first
+    a :class:`Variable` when it reads one)."""
     out = ""
     for s in segs:
         if s == ANY:
             out += ANY
         else:
-            text = STAR if s == STAR else s if not out and _VARIABLE.match(s) else key(s)
+            text = STAR if s == STAR else s if not out and isinstance(s, Variable) else key(s)
             out = f"{out}.{text}" if out else text
     return out
 
@@ -78,7 +90,8 @@ def segments(path: str) -> tuple[str, ...]:
             out.append(text)
         else:
             m = re.compile(r"[^.\[]*").match(path, i)
-            out.append(m.group())
+            text = m.group()
+            out.append(Variable(text) if not out and i == 0 and _VARIABLE.match(text) else text)
             i = m.end()
     return tuple(out)
 

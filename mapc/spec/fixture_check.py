@@ -36,6 +36,7 @@ from mapc.diagnostics import Diagnostic, WARNING
 from mapc.drift import PathIndex
 from mapc.fieldpath import key as field_key
 from mapc.fieldpath import literal_dots, render, segments
+from mapc.fieldpath import variable as fieldpath_variable
 from mapc.fieldpath import render as _join
 from mapc.expressions import FUNCTIONS
 from mapc.expressions.paths import plain_path
@@ -299,10 +300,10 @@ class _ReadCheck:
         if fixed is None:
             return False
         variable = written[: len(written) - len(_relative(written))].rstrip(".") if written.startswith("$") else ""
-        fix = render(((variable,) if variable else ()) + fixed)
+        fix = render(((fieldpath_variable(variable),) if variable else ()) + fixed)
         start = next(i for i, (s, t) in enumerate(zip(fixed, rel)) if s != t)
         name = fixed[start]
-        under = render(((variable,) if variable else ()) + fixed[:start])
+        under = render(((fieldpath_variable(variable),) if variable else ()) + fixed[:start])
         message = (f"reads `{written}`, which no fixture has: a path reads each dot as a step, and the fixtures "
                    f"have one key `{name}`, dots and all, " + (f"under `{under}`" if under else "at the top")
                    + f" ({self.names})")
@@ -455,7 +456,7 @@ def _written_path(arg: dict) -> str | None:
     if arg["type"] == "subexpression" and arg["children"] and arg["children"][0]["type"] == "variable":
         rest = [plain_path(c) for c in arg["children"][1:]]
         if all(r is not None for r in rest) and rest:
-            return render(("$" + arg["children"][0]["value"], *(n for r in rest for n in r)))
+            return render((fieldpath_variable(arg["children"][0]["value"]), *(n for r in rest for n in r)))
     return None
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mapc.expressions import compile_expression
-from mapc.fieldpath import ANY, child, key, literal_dots, render, segments
+from mapc.fieldpath import ANY, Variable, child, key, literal_dots, render, segments, variable
 from mapc.init import init_spec
 from mapc.profile import profile
 
@@ -42,7 +42,17 @@ def test_keys_are_quoted_only_when_they_are_not_identifiers():
     assert child("attributes", "gen_ai.system") == 'attributes."gen_ai.system"'
     assert render(("spans", ANY, "attributes", "eval.score")) == 'spans[].attributes."eval.score"'
     assert segments("a.b[0].c") == ("a", "b", ANY, "c")  # an index, as people write it, is any element
-    assert render(("$span", "attributes", "a.b")) == '$span.attributes."a.b"'
+    assert render((variable("span"), "attributes", "a.b")) == '$span.attributes."a.b"'
+
+
+def test_a_key_that_starts_with_a_dollar_is_not_a_variable():
+    # `$schema`, `$oid`: source keys, quoted; `$span`: a variable, written as one
+    assert render(("$schema",)) == '"$schema"'
+    assert segments('"$schema".x') == ("$schema", "x")
+    assert not isinstance(segments('"$schema".x')[0], Variable)
+    assert isinstance(segments("$span.x")[0], Variable)
+    assert render(segments("$span.x")) == "$span.x"
+    assert render(segments('"$oid"')) == '"$oid"'
 
 
 def test_literal_dots_finds_the_key_a_dotted_path_meant():
