@@ -51,7 +51,9 @@ def exec_mapping(spec: ir.Spec, source: Path) -> None:
             data = data[os.write(fd, data):]
         os.lseek(fd, 0, os.SEEK_SET)
         os.set_inheritable(fd, True)
-        flags = subprocess._args_from_interpreter_flags()  # -X utf8, -W, -O, ... as this process
+        # -X utf8, -W, -O, ... as this process (a CPython helper: without it, no flags)
+        interpreter_flags = getattr(subprocess, "_args_from_interpreter_flags", list)
+        flags = interpreter_flags()
         argv = [sys.executable, *flags, *([] if "-S" in flags else ["-S"]), "-c", child, str(fd)]
         sys.stdout.flush()
         sys.stderr.flush()
