@@ -196,9 +196,9 @@ def _conjuncts(src: str, word: str = "and") -> list[str]:
     return parts + [src[start:].strip()]
 
 
-def _path_keys(node: dict) -> tuple[dict | None, list] | None:
-    """``x.a.b[0].c`` as the node ``x`` it starts from (None: the current value) and its field
-    names and indexes; None when the chain has other steps after its first."""
+def _chain_steps(node: dict) -> list[dict]:
+    """The steps of a chain such as ``x.a.b[0].c``, in order: nested subexpressions and index
+    expressions (``subexpression[index_expression[...], field]``) flattened."""
     steps: list[dict] = []
     stack = [node]
     while stack:
@@ -207,6 +207,13 @@ def _path_keys(node: dict) -> tuple[dict | None, list] | None:
             stack.extend(reversed(n["children"]))
         else:
             steps.append(n)
+    return steps
+
+
+def _path_keys(node: dict) -> tuple[dict | None, list] | None:
+    """``x.a.b[0].c`` as the node ``x`` it starts from (None: the current value) and its field
+    names and indexes; None when the chain has other steps after its first."""
+    steps = _chain_steps(node)
     first = steps[0] if steps[0]["type"] not in ("field", "index") else None
     keys = [n["value"] for n in steps[1 if first else 0:] if n["type"] in ("field", "index")]
     if len(keys) != len(steps) - (1 if first else 0):
@@ -1006,30 +1013,16 @@ class InlineCompiler:
         return t
 
     def _path(self, node: dict) -> Expr | None:
-        steps = node["children"] if node["type"] != "field" else [node]
-        # flatten nested chains such as subexpression[index_expression[...], field]
-        flat: list[dict] = []
-        stack = list(reversed(steps))
-        while stack:
-            n = stack.pop()
-            if n["type"] in ("subexpression", "index_expression"):
-                stack.extend(reversed(n["children"]))
-            else:
-                flat.append(n)
+        flat = _chain_steps(node)
         base = self.data
         if flat and flat[0]["type"] == "variable":
             base = f"{self.scope}.get({string_source(flat[0]['value'])})"
             flat = flat[1:]
         elif flat and flat[0]["type"] in ("current", "identity"):
             flat = flat[1:]
-        keys = []
-        for n in flat:
-            if n["type"] == "field":
-                keys.append(n["value"])
-            elif n["type"] == "index":
-                keys.append(n["value"])
-            else:
-                return None
+        if any(n["type"] not in ("field", "index") for n in flat):
+            return None
+        keys = [n["value"] for n in flat]
         if not keys:
             return Expr(base, ATOM, simple=base == self.data, pure=True)
         if len(keys) == 1 and base == self.data and isinstance(keys[0], str):
