@@ -5,7 +5,6 @@ what the spec says: which field, which expression, which spec line. ``st.emit`` 
 ``emit`` that ``map_source`` was given.
 """
 
-
 _PLAIN_SCALARS = (str, int, bool)
 _PARENT_KEYS = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
 _DEFAULT_PREFIXES = {"case": "case", "group": "group", "trajectory": "traj"}

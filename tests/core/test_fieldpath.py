@@ -121,3 +121,12 @@ def test_partial_expectations_name_a_key_with_dots_quoted():
     assert check_records(ok, [record], 0) == []
     (change,) = check_records({"records": {"e1": {'data."gen_ai.system"': "anthropic"}}}, [record], 0)
     assert change.path == ("data", "gen_ai.system") and change.actual == "openai"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NAMES, min_size=1, max_size=4))
+def test_the_adapter_names_a_missing_required_field_as_the_spec_writes_it(names):
+    # the generated adapter's own copy of the quoting (its runtime cannot import mapc)
+    from mapc.runtime.mapping_rt import missing_required
+
+    assert missing_required({}, [tuple(names)]) == render(names)
