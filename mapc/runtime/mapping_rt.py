@@ -674,7 +674,7 @@ class SourceFile:
                         exc = json.JSONDecodeError(
                             "Unexpected UTF-8 BOM (decode using utf-8-sig)", "", 0
                         )
-                    raise json_error(exc, f"line {number}: ") from None
+                    raise json_error(exc, f"line {number}: ", inline=True) from None
                 seen_data = True
                 if gz:  # offsets into the decompressed text would point nowhere in the file
                     yield number, value, {"path": self.rel, "line": number}
@@ -1207,16 +1207,19 @@ def loads(st, text, where):
         raise json_error(exc, where) from None
 
 
-def json_error(exc, where):
-    """The MappingError for JSON that could not be decoded (``where`` prefixes the message)."""
+def json_error(exc, where, inline=False):
+    """The MappingError for JSON that could not be decoded (``where`` prefixes the message).
+
+    ``inline``: the text was one line of the file that ``where`` names, so the place is a
+    column of it (json's own line number would always be 1)."""
     if isinstance(exc, json.JSONDecodeError):
         hint = ""
         if exc.msg == "Extra data" and exc.colno == 1 and not where:  # a document, line after line
             hint = "; hint: one JSON value per line is JSON Lines: "
             hint += "write container: jsonl in source"
-        return MappingError(
-            f"{where}invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
-        )
+        at = f"column {exc.colno}" if inline else f"line {exc.lineno} column {exc.colno}"
+        at = at if exc.msg.endswith(" at") else "at " + at  # json's "… starting at" reads on
+        return MappingError(f"{where}invalid JSON: {exc.msg} {at}{hint}")
     if isinstance(exc, RecursionError):
         return MappingError(f"{where}JSON nested too deeply")
     if "integer string conversion" in str(exc):  # Python's int digit limit, without its advice

@@ -82,8 +82,8 @@ def test_lines_warn_with_the_line_number_and_keep_json_loads_messages(tmp_path):
     with pytest.raises(rt.MappingError) as exc:
         list(rt.SourceFile(str(p)).lines(st))
     assert st.messages == ["source: line 3: non-finite number NaN read as null"]
-    assert str(exc.value) == ("line 4: invalid JSON at line 1 column 1: "
-                              "Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    assert str(exc.value) == ("line 4: invalid JSON: "
+                              "Unexpected UTF-8 BOM (decode using utf-8-sig) at column 1")
     st = rt.MapState()
     got = list(rt.SourceFile(str(p)).lines(st, "skip"))
     assert [(n, v) for n, v, _ in got] == [(1, {"a": 1}), (3, {"a": None})]
