@@ -372,6 +372,8 @@ def runtime_names(files: tuple[tuple[str, str], ...]) -> dict:
     found: dict = {}
     for part in sorted(set(package._PARTS.values())):
         found.update(vars(package.load_part(part)))
+    # each name as the part that defines it has it (another part may hold a forwarder of it)
+    found.update((name, getattr(package.load_part(part), name)) for name, part in package._PARTS.items())
     return {k: v for k, v in found.items() if not k.startswith("__")}
 
 

@@ -191,11 +191,23 @@ CORE = ("jmespath_rt", "mapping_rt", "records_rt")
 #: other parts reach through a forwarding function: a probe never compiles it (D72).
 STREAM_ROOTS = ("rlviz_stream", "collect_records")
 STREAM_PART = "stream"
+#: Parts loaded on the first call of one of their roots, each with what only its roots use:
+#: the stream, and what few traces need (D79): the reader of a JSON document streamed one
+#: element at a time (never a JSON Lines trace), what only a probe runs (reading and parsing
+#: a source's prefix), and CSV (only CSV sources). Other parts call a root through a
+#: forwarding function that imports its part; a part whose roots need nothing of their own
+#: is not made (its units stay where their module puts them).
+LAZY_PARTS = (
+    (STREAM_PART, STREAM_ROOTS),
+    ("document", ("JsonDocumentReader",)),
+    ("sniff", ("probe_source",)),
+    ("csv", ("csv_rows", "csv_probe_values")),
+)
 #: Units an RLViz probe runs (``adapter.py probe``: the entry stops before it imports its
 #: mapping helpers), with the JMESPath functions probes' ``when`` use (``type(x) ==
-#: 'array'``, ``starts_with``). With everything they use that is not stream-only they form
-#: the ``probe`` part, imported first; in a runtime without :data:`PROBE_ENTRY` there is
-#: none (D76).
+#: 'array'``, ``starts_with``). With everything they use that is not in a lazy part they form
+#: the ``probe`` part, imported first (a stream imports it too, a probe also ``sniff``); in a
+#: runtime without :data:`PROBE_ENTRY` there is none (D76).
 PROBE_ROOTS = ("rlviz_main", "source_probe", "_jp_type", "_jp_eq", "_jp_truthy", "_jp_starts_with",
                "_jp_ends_with", "_jp_contains", "_jp_length", "_jp_path")
 PROBE_ENTRY = "rlviz_main"
@@ -284,26 +296,44 @@ def _eager(units: dict[str, Unit], roots, lazy: set[str]) -> set[str]:
     return seen
 
 
+def _lazy_parts(units: dict[str, Unit], names: list[str]) -> dict[str, set[str]]:
+    """The units of each part of :data:`LAZY_PARTS` this runtime has: its roots and what only
+    they use, not through another part's root; a unit that eager code or two lazy parts use
+    stays eager (in its module's part)."""
+    lazy = {part: set(roots) & set(names) for part, roots in LAZY_PARTS}
+    lazy = {part: roots for part, roots in lazy.items() if roots}
+    while True:
+        roots = set().union(*lazy.values())
+        reach = {part: _eager(units, r, roots) for part, r in lazy.items()}
+        eager = _eager(units, set(names) - set().union(*reach.values()), roots)
+        # a unit two lazy parts reach is eager, and so is what it uses
+        twice = {n for p in reach for n in reach[p] if any(n in reach[q] for q in reach if q != p)}
+        eager |= _eager(units, twice - roots, roots)
+        own = {part: reach[part] - eager - twice for part in lazy}
+        empty = [part for part in lazy if own[part] <= lazy[part]]
+        if not empty:  # each part holds more than its roots
+            return own
+        for part in empty:  # its roots need nothing of their own: no such part
+            del lazy[part]
+
+
 def partition(units: dict[str, Unit], names: list[str], chosen: tuple[str, ...]) -> dict[str, list[str]]:
     """Units by the part (module of the package) that defines them, parts in load order.
 
-    The ``stream`` part holds :data:`STREAM_ROOTS` and what only they use; the ``probe``
-    part, :data:`PROBE_ROOTS` and what they use besides that; every other unit stays in the
-    part named after its runtime module. Parts import each other's units at their top, so a
-    part's import compiles the parts it needs and no others; uses of a stream root from
-    another part go through a forwarding function instead. A runtime whose other parts use
-    what the roots use (RELAI's, cap-evolve's) has no stream part."""
-    roots = set(STREAM_ROOTS) & set(names)
-    reached = _eager(units, roots, set())
-    front = set(names) - reached
-    shared = reached & _eager(units, front, roots)
-    if reached - shared <= roots:  # the other parts need all the roots need: no stream part
-        roots, reached, shared = set(), set(), set()
+    Each part of :data:`LAZY_PARTS` holds its roots and what only they use (``_lazy_parts``);
+    the ``probe`` part, :data:`PROBE_ROOTS` and what they use besides that; every other unit
+    stays in the part named after its runtime module. Parts import each other's units at their
+    top, so a part's import compiles the parts it needs and no others; uses of a lazy part's
+    root from another part go through a forwarding function instead. A runtime whose other
+    parts use what the roots use (RELAI's, cap-evolve's stream roots) has no such part."""
+    lazy = _lazy_parts(units, names)
+    roots = {n for part, rs in LAZY_PARTS if part in lazy for n in rs if n in names}
+    placed = set().union(*lazy.values())
     probe: set[str] = set()
     if PROBE_ENTRY in names:
-        probe = _eager(units, set(PROBE_ROOTS) & set(names), roots) - (reached - shared)
+        probe = _eager(units, set(PROBE_ROOTS) & set(names), set(STREAM_ROOTS)) - placed
     common = _eager(units, set(JMESPATH_COMMON) & set(names), set())
-    placed = (reached - shared) | probe
+    placed |= probe
     parts = {PROBE_PART: [n for n in names if n in probe]}
     for m in chosen:
         parts[m] = [n for n in names if units[n].module == m and n not in placed
@@ -311,12 +341,11 @@ def partition(units: dict[str, Unit], names: list[str], chosen: tuple[str, ...])
         if m == "jmespath_rt":
             parts[JMESPATH_MORE] = [n for n in names if units[n].module == m and n not in placed | common]
     parts = {m: ns for m, ns in parts.items() if ns}
-    stream = [n for n in names if n in reached - shared]
-    if stream:
-        parts[STREAM_PART] = stream
+    for part, own in lazy.items():
+        parts[part] = [n for n in names if n in own]
     where = {n: p for p, ns in parts.items() for n in ns}
     # the parts' own imports must not go round in a circle (Python would see half a part)
-    uses = {p: {where[d] for n in ns for d in units[n].deps if d not in roots or p == STREAM_PART} - {p}
+    uses = {p: {where[d] for n in ns for d in units[n].deps if d not in roots or where[d] == p} - {p}
             for p, ns in parts.items()}
     order: list[str] = []
     while len(order) < len(parts):
@@ -341,11 +370,11 @@ def _from_import(module: str, names: list[str]) -> str:
     return f"from {module} import (\n" + "\n".join(body) + "\n)"
 
 
-def _forwarder(name: str) -> str:
+def _forwarder(name: str, part: str) -> str:
     return (f"def {name}(*args, **kwargs):\n"
-            f'    """The {STREAM_PART} part\'s {name}, imported on the first call (a probe makes none)."""\n'
+            f'    """The {part} part\'s {name}, imported on the first call."""\n'
             f"    from . import load_part\n\n"
-            f'    return load_part("{STREAM_PART}").{name}(*args, **kwargs)\n')
+            f'    return load_part("{part}").{name}(*args, **kwargs)\n')
 
 
 @functools.lru_cache(maxsize=None)
@@ -362,25 +391,27 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
         raise RuntimeError(f"the {target} runtime lacks units its units use: {', '.join(outside)}")
     parts = partition(units, names, chosen)
     where = {n: p for p, ns in parts.items() for n in ns}
+    # the lazy parts' roots, which other parts call through a forwarding function
+    roots = {n for part, rs in LAZY_PARTS if part in parts for n in rs if n in where and where[n] == part}
     title = f"mapc {mapc.__version__} {target} runtime"
     files: dict[str, str] = {}
     for part, part_names in parts.items():
         std = [imports[b] for n in part_names for b in units[n].imports]
         used = {d for n in part_names for d in units[n].deps if where[d] != part}
-        lazy = sorted(d for d in used if d in STREAM_ROOTS and STREAM_PART in parts and part != STREAM_PART)
+        lazy = sorted(d for d in used if d in roots)
         own: dict[str, list[str]] = {}
         for d in sorted(used - set(lazy), key=lambda d: units[d].order):
             own.setdefault(where[d], []).append(d)
         relative = [_from_import(f".{p}", own[p]) for p in parts if p in own]
-        if part in (STREAM_PART, PROBE_PART):
+        if part in _PART_SUMMARIES:
             from_modules = ", ".join(m for m in chosen if any(units[n].module == m for n in part_names))
-            what = "only mapping a source runs" if part == STREAM_PART else "a probe runs"
-            summary = f"The units {what} (from {from_modules})"
+            summary = f"The units {_PART_SUMMARIES[part]} (from {from_modules})"
         elif part == JMESPATH_MORE:
             summary = "The JMESPath functions fewer specs use (the others are in jmespath_rt)"
         else:
             summary = _module_summary(part)
-        body = [units[n].source.rstrip("\n") for n in part_names] + [_forwarder(d).rstrip("\n") for d in lazy]
+        body = [units[n].source.rstrip("\n") for n in part_names] + [
+            _forwarder(d, where[d]).rstrip("\n") for d in lazy]
         files[f"{RUNTIME_PACKAGE}/{part}.py"] = (
             f"# {title}, part {part}. DO NOT EDIT (see __init__.py).\n"
             f'"""{summary}."""\n\n'
@@ -399,6 +430,24 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
                          frozenset(names))
 
 
+#: What each computed part holds, in its own docstring and in ``__init__.py``'s.
+_PART_SUMMARIES = {
+    STREAM_PART: "only mapping a source runs",
+    PROBE_PART: "a probe runs",
+    "document": "only a JSON document streamed one element at a time runs",
+    "sniff": "only a probe runs, reading and parsing the source's first bytes",
+    "csv": "only CSV sources run",
+}
+_INIT_SUMMARIES = {
+    STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
+    PROBE_PART: "the units a probe and a stream run (a stream imports no part a probe alone needs)",
+    "document": "the reader of a JSON document streamed one element at a time (never JSON Lines)",
+    "sniff": "what only a probe runs: reading and parsing the first bytes of a source",
+    "csv": "reading CSV sources (their stream and their probe)",
+    JMESPATH_MORE: "the JMESPath functions fewer specs use",
+}
+
+
 def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[str, list[str]]) -> str:
     """``mapc_runtime/__init__.py``: which part defines each name; a part is imported on the
     first use of one of its names (PEP 562), without writing ``__pycache__/`` here."""
@@ -413,18 +462,18 @@ def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[
         "",
     ]
     for part in parts:
-        summary = {STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
-                   PROBE_PART: "the units a probe runs (and a stream; a probe imports no other part)",
-                   JMESPATH_MORE: "the JMESPath functions fewer specs use"}.get(part) or _module_summary(part)
+        summary = _INIT_SUMMARIES.get(part) or _module_summary(part)
         head.append(f"- {part}: {summary}")
     head.append('"""')
+    # the names as one text a part: a tuple of string constants costs a stream and a probe
+    # 2.5 M more instructions to compile (D79)
     table = ["#: the part that defines each name", "_PARTS = {name: part for part, names in ("]
     for part, names in parts.items():
-        table.append(f'    ("{part}", (')
-        table += textwrap.wrap(", ".join(f'"{n}"' for n in names) + ",", 91, initial_indent="        ",
+        table.append(f'    ("{part}", """')
+        table += textwrap.wrap(" ".join(names), 91, initial_indent="        ",
                                subsequent_indent="        ", break_on_hyphens=False)
-        table.append("    )),")
-    table.append(") for name in names}")
+        table.append('    """),')
+    table.append(") for name in names.split()}")
     branches = []
     for i, part in enumerate(parts):
         branches.append(f'        {"if" if i == 0 else "elif"} name == "{part}":')

@@ -13,7 +13,7 @@ import re
 import sys
 import zlib
 from array import array
-from itertools import islice
+from itertools import compress, islice
 
 MAX_WARNINGS_SHOWN = 20
 MAX_ID_LENGTH = 512
@@ -56,6 +56,12 @@ class IdTable:
             return self._found
         high = hash(key) & 0xFFFFFFFFFFFFFFFF | 1
         crc = zlib.crc32(key.encode("utf-8", "surrogatepass"))
+        self._key, self._found = key, (self._find(high, crc), high, crc << 32)
+        return self._found
+
+    def _find(self, high, crc):
+        """The first word of the slot holding the hashes ``high`` and ``crc`` (``_probe``'s),
+        or of the free slot where they would go."""
         slots, width = self._slots, self._width  # a power of two: slot i's first word is
         wmask = (self._mask + 1) * width - 1  # width * i, and the next one's that plus a
         j, step = (high & self._mask) * width, (crc | 1) * width  # step, masked with wmask
@@ -63,8 +69,7 @@ class IdTable:
         while h and (h != high or slots[j + 1] >> 32 != crc):
             j = (j + step) & wmask
             h = slots[j]
-        self._key, self._found = key, (j, high, crc << 32)
-        return self._found
+        return j
 
     def get(self, key, default=None):
         j = self._probe(key)[0]
@@ -91,6 +96,20 @@ class IdTable:
         self._add(j, high, crc, value)
         return None
 
+    def claim_apart(self, key, value, other):
+        """``claim(key, value)``, or -1 without claiming when the table ``other`` has ``key``:
+        both tables probed with one computing of its hashes (``MapState.level``)."""
+        high = hash(key) & 0xFFFFFFFFFFFFFFFF | 1
+        crc = zlib.crc32(key.encode("utf-8", "surrogatepass"))
+        if other._slots[other._find(high, crc)]:
+            return -1
+        j = self._find(high, crc)
+        self._key, self._found = key, (j, high, crc << 32)
+        if self._slots[j]:
+            return self._slots[j + 1] & 0xFFFFFFFF
+        self._add(j, high, crc << 32, value)
+        return None
+
     def count(self, key):
         """How often ``key`` was counted before (one lookup)."""
         j, high, crc = self._probe(key)
@@ -110,19 +129,37 @@ class IdTable:
         return j
 
     def _add(self, j, high, crc, value):
-        slots, width = self._slots, self._width
+        slots = self._slots
         slots[j], slots[j + 1] = high, crc | value
         self._count += 1
         if 20 * self._count > 17 * (self._mask + 1):  # 85% full: double
-            self._key = None  # its slot moves
-            self._mask = mask = 2 * self._mask + 1
-            self._slots = grown = array("Q", bytes(8 * width * (mask + 1)))
-            for k in range(0, len(slots), width):
-                if slots[k]:
-                    i, step = slots[k] & mask, slots[k + 1] >> 32 | 1
-                    while grown[width * i]:
-                        i = (i + step) & mask
-                    grown[width * i : width * i + width] = slots[k : k + width]
+            self._grow()
+
+    def _grow(self):
+        """Double the slots and put each used one in its place in the new array (a chunk of
+        the old one at a time: ``compress`` skips the free slots in C)."""
+        old, width = self._slots, self._width
+        self._key = None  # its slot moves
+        self._mask = mask = 2 * self._mask + 1
+        self._slots = grown = array("Q", bytes(8 * width * (mask + 1)))
+        wmask = (mask + 1) * width - 1
+        size = 4096 * width
+        for start in range(0, len(old), size):
+            chunk = old[start : start + size]
+            highs = chunk[::width]
+            if width == 2:
+                for high, low in compress(zip(highs, chunk[1::2]), highs):
+                    j, step = (high & mask) * 2, (low >> 32 | 1) * 2
+                    while grown[j]:
+                        j = (j + step) & wmask
+                    grown[j], grown[j + 1] = high, low
+                continue
+            for k in compress(range(0, size, width), highs):
+                high = chunk[k]
+                j, step = (high & mask) * width, (chunk[k + 1] >> 32 | 1) * width
+                while grown[j]:
+                    j = (j + step) & wmask
+                grown[j : j + width] = chunk[k : k + width]
 
 
 class TrajectoryTrail:
@@ -274,11 +311,13 @@ class MapState:
         used by another record gets a ``~N`` suffix and a warning.
         """
         rid = rec["id"]
-        owner = level_owner(kind, parent_id)
-        mine, other = self.levels, self.trails.table
+        owner = hash((kind, parent_id)) & 0xFFFFFFFF  # level_owner(kind, parent_id)
         if kind == "trajectory":
-            mine, other = other, mine
-        seen = mine.claim(rid, owner) if rid not in other else -1
+            seen = self.trails.table.claim_apart(rid, owner, self.levels)
+            mine = self.trails.table
+        else:
+            seen = self.levels.claim_apart(rid, owner, self.trails.table)
+            mine = self.levels
         if seen is None:
             return True
         if seen == owner:

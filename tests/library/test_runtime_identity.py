@@ -53,7 +53,7 @@ def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
     r = get_target("rlviz").shared_runtime()
     files = dict(r.files)
     stream = files[f"{RUNTIME_PACKAGE}/{STREAM_PART}.py"]
-    for name in ("SourceFile", "MapState", "IdTable", "JsonDocumentReader", "write_canonical", "rlviz_stream"):
+    for name in ("SourceFile", "MapState", "IdTable", "write_canonical", "rlviz_stream"):
         assert f"\ndef {name}(" in stream or f"\nclass {name}" in stream, name
     probe_side = {"source_probe", "probe_source", "rlviz_main", "rlviz_probe", "emit_event", "child_id"}
     others = "".join(text for path, text in r.files if not path.endswith(f"/{STREAM_PART}.py"))
@@ -61,10 +61,10 @@ def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
     # the other parts reach the stream part only through forwarders that import it late
     assert "from .stream import" not in others and 'load_part("stream").rlviz_stream(' in others
     assert len(stream) > len(files[f"{RUNTIME_PACKAGE}/mapping_rt.py"]) / 2
-    # what a probe runs is a part of its own, the only one a probe imports (D76): not the
-    # mapping helpers nor the JMESPath functions a probe's `when` seldom uses
+    # what a probe and a stream both run is a part of its own, which imports no other part
+    # (D76): not the mapping helpers nor the JMESPath functions a probe's `when` seldom uses
     probe = files[f"{RUNTIME_PACKAGE}/probe.py"]
-    for name in ("rlviz_main", "rlviz_probe", "source_probe", "probe_source", "one_line", "_jp_type", "_jp_eq"):
+    for name in ("rlviz_main", "rlviz_probe", "source_probe", "one_line", "_jp_type", "_jp_eq"):
         assert f"\ndef {name}(" in probe, name
     for name in ("emit_event", "put", "coerce_text", "_jp_sort_by", "_jp_join"):
         assert f"\ndef {name}(" not in probe, name
@@ -72,6 +72,33 @@ def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
     assert "\ndef _jp_sort_by(" in files[f"{RUNTIME_PACKAGE}/jmespath_more.py"]
     for target in ("relai", "cap-evolve"):  # no probe entry: no probe part
         assert f"{RUNTIME_PACKAGE}/probe.py" not in dict(get_target(target).shared_runtime().files)
+
+
+def test_what_few_sources_need_is_in_parts_loaded_on_first_use():
+    """A stream compiles neither what only a probe runs (reading and parsing a prefix), nor CSV
+    unless its source is CSV, nor the JSON document reader unless a document streams (D79):
+    each is a part of its own, reached from the parts a stream imports only through
+    forwarding functions, and the part a probe alone adds imports only the probe part."""
+    r = get_target("rlviz").shared_runtime()
+    files = {path.split("/")[-1][:-3]: text for path, text in r.files}
+    owners = {"sniff": ("probe_source", "parse_prefix", "_PrefixParser", "read_prefix"),
+              "csv": ("csv_rows", "csv_probe_values", "csv_header", "csv_record", "CSV_CONVERTERS"),
+              "document": ("JsonDocumentReader",)}
+    stream_side = ("probe", "mapping_rt", "records_rt", "jmespath_rt", "stream")
+    for part, names in owners.items():
+        for name in names:
+            defined = [p for p, text in files.items()
+                       if f"\nclass {name}" in text or f"\n{name} = " in text
+                       or (f"\ndef {name}(" in text and f'load_part("{part}").{name}(' not in text)]
+            assert defined == [part], (name, defined)
+        for other in stream_side:  # never imported at the top of what a stream imports
+            assert f"from .{part} import" not in files[other], (part, other)
+    assert 'load_part("sniff").probe_source(' in files["probe"]
+    assert 'load_part("document").JsonDocumentReader(' in files["stream"]
+    assert [line for line in files["sniff"].splitlines() if line.startswith("from .")] == [
+        line for line in files["sniff"].splitlines() if line.startswith("from .probe import")]
+    for target in ("relai", "cap-evolve"):  # their runners load these parts on first use too
+        assert "csv.py" in "".join(p for p, _ in get_target(target).shared_runtime().files)
 
 
 def test_no_runtime_unit_shadows_a_module_the_runtime_imports():

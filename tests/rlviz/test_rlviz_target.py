@@ -143,8 +143,9 @@ def test_build_json_reports_the_validation(tmp_path):
 
 def test_a_probe_imports_only_the_probe_part_of_the_runtime(built, tmp_path):
     """RLViz starts the adapter for every probe: the entry answers it before importing its
-    mapping helpers, so a probe compiles the runtime's `__init__` and `probe` part only; a
-    stream the rest, `jmespath_more` only when the entry uses one of its functions (D76)."""
+    mapping helpers, so a probe compiles the runtime's `__init__`, `probe` and `sniff` parts
+    only (and `csv` for a CSV source); a stream the rest but `sniff`, `jmespath_more` only when
+    the entry uses one of its functions (D76, D79)."""
     import re
 
     from rlviz.support import write_request
@@ -161,9 +162,12 @@ def test_a_probe_imports_only_the_probe_part_of_the_runtime(built, tmp_path):
             assert run.returncode == 0, run.stderr[-2000:]
             parts = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
                      if line.startswith("import time:") and "mapc_runtime" in line}
-            if operation == "probe":
-                assert parts == {"mapc_runtime", "mapc_runtime.probe"}, (name, parts)
+            csv = {"mapc_runtime.csv"} if "source_probe(FORMAT, 'csv'" in entry else set()
+            if operation == "probe":  # and the part only a probe runs, CSV's for a CSV source (D79)
+                probe_parts = {"mapc_runtime", "mapc_runtime.probe", "mapc_runtime.sniff"}
+                assert parts == probe_parts | csv, (name, parts)
             else:
                 assert {"mapc_runtime.probe", "mapc_runtime.stream", "mapc_runtime.records_rt"} <= parts
+                assert "mapc_runtime.sniff" not in parts and parts & {"mapc_runtime.csv"} == csv, (name, parts)
                 uses_more = any(re.search(rf"\b{n}\b", entry) for n in more_names)
                 assert ("mapc_runtime.jmespath_more" in parts) == uses_more, (name, parts)
