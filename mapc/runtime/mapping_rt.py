@@ -1286,8 +1286,11 @@ def missing_required(value, required):
     """The first required field path absent from ``value``, or None."""
     for keys in required:
         if not has_path(value, keys):  # written as the spec writes it: a."b.c" for the key b.c
-            return ".".join(k if re.match(r"[A-Za-z_][A-Za-z0-9_]*\Z", k) else json.dumps(k, ensure_ascii=False)
-                            for k in keys)
+            return ".".join(
+                k if re.match(r"[A-Za-z_][A-Za-z0-9_]*\Z", k)
+                else json.dumps(k, ensure_ascii=False)
+                for k in keys
+            )
     return None
 
 
