@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -490,7 +491,8 @@ def test_functions_registry():
         "stable_id", "parse_json", "to_json", "iso8601", "get", "items", "from_items",
         "split", "replace", "lower", "upper", "trim", "regex_extract", "regex_findall",
         "regex_test", "index_by", "unique_by", "merge_by", "group_by", "coalesce", "concat",
-        "sha256", "basename", "dirname", "round",
+        "sha256", "basename", "dirname", "round", "epoch", "add", "subtract", "multiply",
+        "divide", "modulo", "floor_divide", "negate",
     }
     assert (FUNCTIONS["iso8601"].min_args, FUNCTIONS["iso8601"].max_args) == (1, 2)
     assert (FUNCTIONS["stable_id"].min_args, FUNCTIONS["stable_id"].max_args) == (1, None)
@@ -803,3 +805,63 @@ def test_picked_filter_still_tests_every_element_when_a_test_can_raise():
         reference(text, data)
     with pytest.raises(ExpressionTypeError):
         run(text, data)
+
+
+# --- arithmetic (JEP-16 operators) and epoch() ------------------------------------------
+@pytest.mark.parametrize("text, data, expected", [
+    ("end - start", {"end": 5, "start": 2.5}, 2.5),
+    ("end-start", {"end": 5, "start": 2}, 3),                    # no spaces needed
+    ("a + b * c", {"a": 1, "b": 2, "c": 3}, 7),                  # * binds tighter than +
+    ("(a + b) * c", {"a": 1, "b": 2, "c": 3}, 9),
+    ("a - b - c", {"a": 10, "b": 3, "c": 2}, 5),                 # left to right
+    ("a / b * c", {"a": 8, "b": 2, "c": 4}, 16.0),
+    ("a // b % c", {"a": 17, "b": 2, "c": 5}, 3),
+    ("a % b", {"a": -7, "b": 3}, 2),                             # the sign of the divisor
+    ("a / b", {"a": 7, "b": 2}, 3.5),                            # / is true division
+    ("-a.b * c", {"a": {"b": 2}, "c": 3}, -6),                   # unary minus of a.b
+    ("a - b > `0`", {"a": 3, "b": 1}, True),                     # below comparisons
+    ("x[-1] - x[0]", {"x": [1, 5, 9]}, 8),                       # a negative index is a number
+    ("x[1:-1]", {"x": [1, 5, 9]}, [5]),
+    ("sum(x) / length(x)", {"x": [1, 2, 3, 6]}, 3.0),
+    ("end - start", {"end": 5}, None),                           # a missing operand: null
+    ("a / b", {"a": 1, "b": 0}, None),                           # division by zero: null
+    ("a // b", {"a": 1, "b": 0.0}, None),
+    ("a * b", {"a": 1e308, "b": 10}, None),                      # overflow: null, not inf
+    ("(e - s) / `1000000000`", {"e": 1733000001750000000, "s": 1733000000500000000}, 1.25),
+    ("a \u2212 b \u00d7 c \u00f7 d", {"a": 10, "b": 3, "c": 4, "d": 2}, 4.0),  # JEP-16's signs
+    ("epoch(t)", {"t": "2024-01-02T03:04:05Z"}, 1704164645),
+    ("epoch(t)", {"t": "2024-01-02T05:04:05.25+02:00"}, 1704164645.25),
+    ("epoch(t)", {"t": "2024-01-02T03:04:05"}, 1704164645),      # no offset: UTC, as iso8601()
+    ("epoch(t, 'ms')", {"t": 1500}, 1.5),
+    ("epoch(t, 'ns')", {"t": 1704164645000000000}, 1704164645),
+    ("epoch(t)", {"t": "yesterday"}, None),
+    ("epoch(t)", {"t": True}, None),
+    ("epoch(e) - epoch(s)", {"e": "2024-01-02T03:04:06.5Z", "s": "2024-01-02T03:04:05Z"}, 1.5),
+])
+def test_arithmetic(text, data, expected):
+    got = compile_expression(text)(data)
+    assert got == expected and type(got) is type(expected), (text, got)
+
+
+@pytest.mark.parametrize("text, data, message", [
+    ("a - b", {"a": "2024-01-02", "b": 1}, "subtract() argument 1 must be a number, got string"),
+    ("a * b", {"a": 2, "b": True}, "multiply() argument 2 must be a number, got boolean"),
+    ("-a", {"a": [1]}, "negate() argument must be a number, got array"),
+])
+def test_arithmetic_on_other_types_is_an_invalid_type_error(text, data, message):
+    with pytest.raises(ExpressionTypeError, match=re.escape(message)):
+        compile_expression(text)(data)
+
+
+@pytest.mark.parametrize("text, kind, message, column", [
+    ("a - 'x'", "invalid-type", "`-` computes on numbers", 2),
+    ("a - 1", "syntax", "unexpected number 1", 4),  # a bare number is not an expression
+    ("a +", "syntax", "the expression ends too early", 3),
+    ("epoch(t, 'days')", "invalid-value", "the unit of epoch()", 9),
+])
+def test_arithmetic_mistakes_are_found_when_compiled(text, kind, message, column):
+    with pytest.raises(ExpressionError) as exc:
+        compile_expression(text)
+    assert (exc.value.kind, exc.value.column) == (kind, column) and message in exc.value.message
+    if text == "a - 1":
+        assert exc.value.hint == "a number in an expression is a literal: write `1`"

@@ -118,14 +118,19 @@ def _check_function(node: dict, ctx: CheckContext) -> dict:
                 f"the {param.name} of {name}() must be a literal string such as 'a+'",
                 column=arg_column)
         if arg["type"] == "literal" and not value_matches(arg["value"], param.types):
+            if "operator" in node:
+                raise ExpressionError("invalid-type", f"`{node['operator']}` computes on numbers",
+                                      column=arg_column)
             raise ExpressionError(
                 "invalid-type",
                 f"argument {i + 1} of {name}() must be {describe_types(param.types)}",
                 column=arg_column, hint=f"usage: {sig.usage()}")
         checked.append(check(arg, ctx, expref_allowed=wants_expref))
     _check_literal_values(name, args, arg_positions, ctx)
-    return {"type": "function_expression", "value": name, "children": checked,
-            "position": position}
+    out = {"type": "function_expression", "value": name, "children": checked, "position": position}
+    if "operator" in node:  # `a - b`, written as an operator: messages say `-`
+        out["operator"] = node["operator"]
+    return out
 
 
 def _check_literal_values(name, args, arg_positions, ctx) -> None:
@@ -154,10 +159,10 @@ def _check_literal_values(name, args, arg_positions, ctx) -> None:
                     fail(2, "the group must be an integer or a group name", "invalid-type")
                 if isinstance(group, int) and not 0 <= group <= compiled.groups:
                     fail(2, f"the pattern has no group {group}")
-    elif name == "iso8601":
+    elif name in ("iso8601", "epoch"):
         known, unit = literal(1)
         if known and unit not in _EPOCH_UNITS:
-            fail(1, "the unit of iso8601() must be 's', 'ms', 'us' or 'ns'")
+            fail(1, f"the unit of {name}() must be 's', 'ms', 'us' or 'ns'")
     elif name == "round":
         known, digits = literal(1)
         if known and not isinstance(digits, int):

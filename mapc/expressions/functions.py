@@ -171,6 +171,25 @@ _SIGNATURES = [
     ("dirname", [_p("path", "string")], "string", "Directory part of a POSIX path.", "mapc"),
     ("round", [_p("value", "number"), _p("digits", "number", optional=True)], "number",
      "Round half to even; an integer when digits is omitted.", "mapc"),
+    ("epoch", [_p("value"), _p("unit", "string", optional=True)], "number|null",
+     "Seconds since the Unix epoch of an ISO 8601 string, or of an epoch number in unit; "
+     "null otherwise.", "mapc"),
+    # --- arithmetic (JMESPath Community JEP-16): the operators `+ - * / % //` and a unary
+    # `-` are calls of these; a null operand gives null, and so does a division by zero
+    ("add", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left + right (the + operator).", "mapc"),
+    ("subtract", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left - right (the - operator).", "mapc"),
+    ("multiply", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left * right (the * operator).", "mapc"),
+    ("divide", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left / right (the / operator); null when right is 0.", "mapc"),
+    ("modulo", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left % right, with the sign of right (the % operator); null when right is 0.", "mapc"),
+    ("floor_divide", [_p("left", "number"), _p("right", "number")], "number|null",
+     "left / right rounded down (the // operator); null when right is 0.", "mapc"),
+    ("negate", [_p("value", "number")], "number|null", "-value (the unary - operator).",
+     "mapc"),
 ]
 
 #: name -> :class:`FunctionSignature`, JMESPath built-ins first, then mapc's.

@@ -717,6 +717,91 @@ def _jp_dirname(value):
     return posixpath.dirname(value)
 
 
+def _jp_numbers(name, left, right):
+    """Whether ``name(left, right)`` can be computed: False when either side is null (the
+    result is null: a field the trace left out), True for two numbers; anything else is an
+    invalid-type error."""
+    if left is None or right is None:
+        return False
+    if not _jp_is_number(left):
+        raise _jp_type_error(f"{name}() argument 1", left, "a number")
+    if not _jp_is_number(right):
+        raise _jp_type_error(f"{name}() argument 2", right, "a number")
+    return True
+
+
+def _jp_finite(value):
+    """A float result that overflowed (inf) or has no value (nan) is null: JSON has neither."""
+    return value if value.__class__ is not float or math.isfinite(value) else None
+
+
+def _jp_add(left, right):
+    return _jp_finite(left + right) if _jp_numbers("add", left, right) else None
+
+
+def _jp_subtract(left, right):
+    return _jp_finite(left - right) if _jp_numbers("subtract", left, right) else None
+
+
+def _jp_multiply(left, right):
+    return _jp_finite(left * right) if _jp_numbers("multiply", left, right) else None
+
+
+def _jp_divide(left, right):
+    if not _jp_numbers("divide", left, right) or right == 0:
+        return None
+    try:
+        return _jp_finite(left / right)
+    except OverflowError:  # an integer too large for a float
+        return None
+
+
+def _jp_modulo(left, right):
+    if not _jp_numbers("modulo", left, right) or right == 0:
+        return None
+    return _jp_finite(left % right)
+
+
+def _jp_floor_divide(left, right):
+    if not _jp_numbers("floor_divide", left, right) or right == 0:
+        return None
+    return _jp_finite(left // right)
+
+
+def _jp_negate(value):
+    if value is None:
+        return None
+    if not _jp_is_number(value):
+        raise _jp_type_error("negate() argument", value, "a number")
+    return -value
+
+
+def _jp_epoch(value, unit="s"):
+    """Seconds since the Unix epoch: of an ISO 8601 string (read as ``iso8601()`` reads
+    it: without an offset, UTC), or of an epoch number in ``unit``; else null. A whole
+    number of seconds is an integer."""
+    if not isinstance(unit, str):
+        raise _jp_type_error("epoch() unit", unit, "a string")
+    per_second = _JP_EPOCH_UNITS.get(unit)
+    if per_second is None:
+        raise ExpressionValueError(f"epoch() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        seconds, us = delta.days * 86_400 + delta.seconds, delta.microseconds
+        return seconds + us / 1_000_000 if us else seconds
+    if not _jp_is_number(value):
+        return None
+    if value.__class__ is int and value % per_second == 0:
+        return value // per_second
+    return _jp_finite(value / per_second)
+
+
 def _jp_round(value, digits=None):
     if not _jp_is_number(value):
         raise _jp_type_error("round() argument 1", value, "a number")

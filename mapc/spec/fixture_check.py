@@ -342,6 +342,13 @@ class _ReadCheck:
             if types & accepted:
                 continue
             have = _a(types)
+            if "operator" in node:  # `end - start` on two timestamps
+                fix = (f"write epoch({written}) for a time, to_number({written}) for digits"
+                       if "string" in types else "read another field, or convert it first")
+                self.diag("type_mismatch", expr.path,
+                          f"`{node['operator']}` computes on numbers, but `{written}` is {have} in every "
+                          f"fixture ({self.names}): it fails at run time", fix, self.mark(expr, expr.path, column))
+                continue
             fix = _fix(_call_text(expr.text, column), written, types, accepted)
             self.diag("type_mismatch", expr.path,
                       f"{node['value']}() expects {_a(accepted)}, but `{written}` is {have} in every fixture "
@@ -375,7 +382,7 @@ def argument_hints(expr: ir.Expr) -> dict[str, tuple[str | None, str | None]]:
     `check` words them when the fixtures prove the type."""
     hints: dict[str, tuple[str | None, str | None]] = {}
     for node, written, accepted, column in field_arguments(expr):
-        if node["value"] not in hints:
+        if node["value"] not in hints and "operator" not in node:  # null operands give null
             call = _call_text(expr.text, column)
             other = "string" if "string" not in accepted else "number"
             hints[node["value"]] = (_fix(call, written, {"null"}, accepted), _fix(call, written, {other}, accepted))

@@ -123,3 +123,12 @@ def test_events_id_parent_and_timestamp_beside_rules_apply_to_every_rule_without
     assert result.ok and result.warning_messages == [
         f"line 4: records.events.parent (spec.yaml:{line}): parent 's9' is not an earlier event of this "
         "trajectory; dropped"], result.warning_messages
+
+
+def test_arithmetic_maps_latency_and_skips_what_a_span_lacks():
+    signals = {(r["event_id"], r["name"]): r["value"] for r in _records("arithmetic-latency")
+               if r["record_type"] == "signal"}
+    # nanoseconds, then ISO text through epoch(); the span without an end gets no latency, and
+    # 7 + null is null: no total for it either
+    assert signals == {("evt@L1", "latency"): 1.25, ("evt@L1", "total_tokens"): 151,
+                       ("evt@L2", "latency"): 0.25}
