@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from jmespath import exceptions as jp_exc
 
 from mapc import runtime
+from mapc.expressions.compiler import helpers_in
 from mapc.expressions import (
     ExpressionError,
     ExpressionTypeError,
@@ -228,6 +229,7 @@ def check_agreement(expression, data):
         assert _same(got[1], expected[1]), (expression, data, expected, got)
     else:
         assert got == expected, (expression, data, expected, got)
+    check_object_root(ce, data, got)
     inline = ce.inline_source("data", "scope")
     if inline is not None:
         ns = runtime.namespace(ce.inline_helpers("data", "scope"))
@@ -239,6 +241,31 @@ def check_agreement(expression, data):
         assert value[0] == got[0], (expression, inline, value, got)
         if value[0] == "ok":
             assert _same(value[1], got[1]), (expression, inline, value, got)
+
+
+def check_object_root(ce, data, got):
+    """The function compiled for an object root (``object_root=True``) agrees on an object,
+    and, when the expression reads the root only as an object, on ``{}`` for any other root
+    (a generated adapter passes the element's object alias then)."""
+    if isinstance(data, dict):
+        root = data
+    elif ce.reads_root_as_object:
+        root = {}
+    else:
+        return
+    source = ce.function_source("f", object_root=True)
+    ns = runtime.namespace(helpers_in(source))
+    exec(source, ns)  # noqa: S102 - our own generated code
+    try:
+        value = ("ok", ns["f"](root, {}))
+    except Exception as e:  # the namespace's own classes of ExpressionTypeError, ...ValueError
+        kinds = {"ExpressionTypeError": "invalid-type", "ExpressionValueError": "invalid-value"}
+        if type(e).__name__ not in kinds:
+            raise
+        value = ("error", kinds[type(e).__name__])
+    assert value == got if value[0] == "error" else value[0] == got[0], (ce.text, data, source)
+    if value[0] == "ok":
+        assert _same(value[1], got[1]), (ce.text, data, source, value, got)
 
 
 @settings(

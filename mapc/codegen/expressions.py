@@ -45,10 +45,15 @@ class ExprTable:
         inline = e.compiled.inline_source(data, scope)
         if inline is not None:
             return self.assume_dicts(inline)
+        # an object root: the function reads its fields unguarded (given the alias, `{}` for
+        # a value that is not an object, when that gives the same value: reads_root_as_object)
+        obj = data if data in self.known_dicts else None
+        if obj is None and data in self.aliases and e.compiled.reads_root_as_object:
+            obj = self.aliases[data]
         # one function per spec place, so a failure names the place that failed
-        key = (e.text, e.path)
+        key = (e.text, e.path, obj is not None)
         name = self._names.get(key) or self._define(e, key)
-        return f"{name}({data}, {scope})"
+        return f"{name}({obj or data}, {scope})"
 
     def _define(self, e: ir.Expr, key: tuple) -> str:
         base = "x_" + identifier(*e.path)
@@ -63,14 +68,15 @@ class ExprTable:
         where = f"{e.where}" + (f" (line {e.line})" if e.line else "")
         where = comment_text(where)
         header = f"# {where}: {comment_text(e.text, max(30, 99 - len(where) - 4))}\n"
-        body = e.compiled.function_source(name, scope_given=True).rstrip().splitlines()  # see call()
+        body = e.compiled.function_source(name, scope_given=True, object_root=key[2])
+        body = body.rstrip().splitlines()  # (scope given: see call())
         body = [part for line in body for part in wrap_line(line)]
         self._sources.append(header + "\n".join(body) + "\n")
         return name
 
     def function(self, e: ir.Expr) -> str:
         """The name of a compiled function for ``e``, ``(data, scope)`` (never inlined)."""
-        key = (e.text, e.path)
+        key = (e.text, e.path, False)
         if key not in self._names:
             self._define(e, key)
         return self._names[key]

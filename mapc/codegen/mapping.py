@@ -344,7 +344,11 @@ class MappingGenerator:
         if el in self.x.known_dicts:
             return
         pattern = f"{el}.get("
-        reads = sum((e.compiled.inline_source(el, "s") or "").count(pattern) for e in self._exprs({name}))
+        exprs = list(self._exprs({name}))
+        reads = sum((e.compiled.inline_source(el, "s") or "").count(pattern) for e in exprs)
+        # an expression function reading only fields of the element is given the alias
+        reads += sum(e.compiled.inline_source(el, "s") is None and e.compiled.reads_root_as_object
+                     for e in exprs)
         if name == "events" and self._tested_field(self.spec.events.rules) is not None:
             reads += 1
         if reads >= 2:

@@ -25,7 +25,10 @@ from .compiler import FunctionCompiler, InlineCompiler, _runtime_units as _runti
 from .errors import ERROR_KINDS, ExpressionError
 from .functions import FUNCTIONS, FunctionSignature, Param
 from .parser import parse
-from .paths import builds_values, field_paths, is_constant, outer_function, plain_path, string_test, tested_paths
+from .paths import (
+    builds_values, field_paths, is_constant, outer_function, plain_path, reads_root_as_object,
+    string_test, tested_paths,
+)
 from .variables import rewrite_variables
 
 ExpressionTypeError = _rt.ExpressionTypeError
@@ -114,17 +117,33 @@ class CompiledExpression:
     def __repr__(self) -> str:
         return f"CompiledExpression({self.text!r})"
 
-    def function_source(self, name: str, *, scope_given: bool = False) -> str:
+    def function_source(self, name: str, *, scope_given: bool = False,
+                        object_root: bool = False) -> str:
         """``def <name>(data, scope):`` with the compiled body (calls ``self.helpers``);
-        ``scope_given``: every caller passes a scope dict, so None needs no test."""
+        ``scope_given``: every caller passes a scope dict, so None needs no test;
+        ``object_root``: every caller passes an object as ``data`` (field reads unguarded)."""
         if not name.isidentifier():
             raise ValueError(f"not a Python identifier: {name!r}")
-        body = self._body
+        body = self._object_body if object_root and not self.constant[0] else self._body
         if scope_given and body[:2] == ["if scope is None:", "    scope = {}"]:
             body = body[3:] if body[2:3] == [""] else body[2:]
         lines = [f"def {name}(data, scope):"]
         lines += [("    " + line) if line else "" for line in body]
         return "\n".join(lines) + "\n"
+
+    @functools.cached_property
+    def reads_root_as_object(self) -> bool:
+        """The value for a root that is not an object is the value for ``{}`` (see
+        :func:`paths.reads_root_as_object`): callers may pass the root's object alias."""
+        return reads_root_as_object(self._ast)
+
+    @functools.cached_property
+    def _object_body(self) -> list[str]:
+        """The body compiled for an object ``data`` (``function_source(object_root=True)``)."""
+        compiler = FunctionCompiler()
+        compiler._dicts.add("data")
+        compiler._nonnull.add("data")
+        return compiler.function_body(self._ast)
 
     @property
     def python_source(self) -> str:

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from .functions import BOOLEAN_FUNCTIONS, FUNCTIONS, NON_NULL_FUNCTIONS
+from .paths import CHAIN_TYPES, chain_key, chain_steps as _chain_steps, root_fields
 
 #: Maximum line length the emitter aims for (black's default is 88; we allow 99).
 LINE_LENGTH = 99
@@ -196,20 +197,6 @@ def _conjuncts(src: str, word: str = "and") -> list[str]:
     return parts + [src[start:].strip()]
 
 
-def _chain_steps(node: dict) -> list[dict]:
-    """The steps of a chain such as ``x.a.b[0].c``, in order: nested subexpressions and index
-    expressions (``subexpression[index_expression[...], field]``) flattened."""
-    steps: list[dict] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n["type"] in ("subexpression", "index_expression"):
-            stack.extend(reversed(n["children"]))
-        else:
-            steps.append(n)
-    return steps
-
-
 def _path_keys(node: dict) -> tuple[dict | None, list] | None:
     """``x.a.b[0].c`` as the node ``x`` it starts from (None: the current value) and its field
     names and indexes; None when the chain has other steps after its first."""
@@ -320,6 +307,7 @@ class FunctionCompiler:
         self._nonnull: set[str] = set()  # names known not to be None where code goes now
         self._dicts: set[str] = set()  # names known to hold an object where code goes now
         self._paths = False  # field chains as `_jp_path` calls (in a filter's test)
+        self._root_fields: dict[str, int] = {}  # field of `data` -> times read (paths.root_fields)
         #: common subexpressions: the source of a pure value -> the variable that holds it,
         #: for the values computed on every path to where code goes now
         self._memo: dict[str, str] = {}
@@ -452,6 +440,7 @@ class FunctionCompiler:
 
     # -- entry point --------------------------------------------------------
     def function_body(self, node: dict) -> list[str]:
+        self._root_fields = root_fields(node)
         result = self.compile(node, "data")
         #: the value is always True, False or None (Python truthiness is JMESPath's)
         self.result_boolean = result.boolean
@@ -474,6 +463,9 @@ class FunctionCompiler:
         e = getattr(self, "_" + node["type"])(node, cur)
         if e.pure and not e.name and e.src in self._memo:  # computed before: reuse it
             return _name(self._memo[e.src], boolean=e.boolean, nonnull=e.nonnull)
+        if (cur == "data" and e.pure and not e.name and node["type"] in CHAIN_TYPES
+                and self._root_fields.get(chain_key(node), 0) > 1):
+            return self.bind(e)  # read again later: once, in a variable
         return e
 
     def compile_all(self, nodes: list[dict], cur: str) -> list[Expr]:
@@ -502,9 +494,10 @@ class FunctionCompiler:
 
     def _field(self, node, cur):
         key = literal_source(node["value"])
-        if cur in self._dicts:
-            return Expr(f"{cur}.get({key})", ATOM, pure=True)
-        return Expr(f"{cur}.get({key}) if isinstance({cur}, dict) else None", COND, pure=True)
+        guarded = Expr(f"{cur}.get({key}) if isinstance({cur}, dict) else None", COND, pure=True)
+        if cur not in self._dicts or guarded.src in self._memo:  # (read before, held)
+            return guarded
+        return Expr(f"{cur}.get({key})", ATOM, pure=True)
 
     def _index(self, node, cur):
         i = node["value"]
@@ -532,9 +525,11 @@ class FunctionCompiler:
             first, keys = chain
             base = self.operands([self.compile(first, cur)])[0] if first else _name(cur)
             if isinstance(keys[0], str) and len(keys) > 2 and base.name:
-                step = self._field({"value": keys[0]}, base.src)
-                if step.src in self._memo:
-                    base, keys = _name(self._memo[step.src]), keys[1:]
+                read = f"{base.src}.get({literal_source(keys[0])})"
+                for src in (read, f"{read} if isinstance({base.src}, dict) else None"):
+                    if src in self._memo:
+                        base, keys = _name(self._memo[src]), keys[1:]
+                        break
             tup = ", ".join(literal_source(k) for k in keys)
             tup = f"({tup},)" if len(keys) == 1 else f"({tup})"
             return _call(self.use_helper("_jp_path"), [base.src, tup], pure=base.pure)
@@ -792,6 +787,14 @@ class FunctionCompiler:
             if len(line) <= _ONE_LINE:  # (captured lines may be spliced deeper)
                 self.emit(line)
                 return _name(out)
+            open_, items, close = display.parts
+            if len(", ".join(items)) <= LINE_LENGTH - 4 * (self._depth + 4):
+                # its members on one line of their own: three lines, not an if/else of five
+                self.emit(f"{out} = None if {cur} is None else {open_}")
+                with self.indented():
+                    self.emit(", ".join(items))
+                self.emit(close)
+                return _name(out)
         self.emit(f"if {cur} is None:")
         with self.indented():
             self.emit(f"{out} = None")
@@ -858,9 +861,28 @@ class FunctionCompiler:
     def _logical(self, node, cur, is_or: bool) -> Expr:
         left_node, right_node = node["children"]
         left = self.compile(left_node, cur)
-        with self.capture() as right_lines:
-            right = self.compile(right_node, cur)
         level, word = (OR, "or") if is_or else (AND, "and")
+        if not left.boolean and not left.simple and right_node["type"] in ("literal", "variable"):
+            # `a || {}`: the right side cannot raise and costs nothing: one call, no temporary
+            right = self.compile(right_node, cur)
+            helper = self.use_helper("_jp_or" if is_or else "_jp_and")
+            return _call(helper, [left.src, right.src], pure=left.pure and right.pure,
+                         boolean=left.boolean and right.boolean)
+        fresh = not left.boolean and not left.simple
+        if fresh:
+            left = self.bind(left)  # the right side reuses it (`parent_id && [..., parent_id]`)
+        # `a.b && <right>`: the right side runs only when a field of `cur` was truthy, so `cur`
+        # is an object there (its field reads need no guard, a multiselect of it no null test)
+        proves = not is_or and _chain_steps(left_node)[0]["type"] == "field"
+        dicts, nonnull = ({cur} - self._dicts, {cur} - self._nonnull) if proves else (set(), set())
+        self._dicts |= dicts
+        self._nonnull |= nonnull
+        try:
+            with self.capture() as right_lines:
+                right = self.compile(right_node, cur)
+        finally:
+            self._dicts -= dicts
+            self._nonnull -= nonnull
         if left.boolean and not right_lines:
             # For True/False/None, Python's and/or are JMESPath's.
             return Expr(f"{left.paren(level)} {word} {right.paren(level)}", level,
@@ -874,8 +896,11 @@ class FunctionCompiler:
             return Expr(f"{first.paren(COND + 1)} if {test} else {second.paren(COND)}", COND,
                         pure=left.pure and right.pure,
                         boolean=left.boolean and right.boolean)
-        var = self.new("v")
-        self.emit_statement(f"{var} = ", left)
+        if fresh:
+            var = left.src  # bound above, for this value only: the right side's in the block
+        else:
+            var = self.new("v")
+            self.emit_statement(f"{var} = ", left)
         test = truth(_name(var, boolean=left.boolean))
         self.emit(f"if not {test.paren(NOT)}:" if is_or else f"if {test.src}:")
         with self.indented():

@@ -190,3 +190,86 @@ def is_constant(node: dict) -> bool:
     if kind in ("comparator", "and_expression", "or_expression", "not_expression"):
         return all(is_constant(c) for c in children)
     return False
+
+
+def reads_root_as_object(ast: dict) -> bool:
+    """Whether the value (or error) for any root that is not an object is the value for ``{}``:
+    the root is read only through its fields (``a.b``, ``items(a)``, ``a || `{}` ``), or as
+    a whole only where a field of it was truthy (``a && [a, @]``). A generated adapter may
+    then pass the root's object alias (``{}`` for a non-object) to a function compiled for an
+    object root, whose field reads need no guard."""
+    def ok(node: dict, proven: bool) -> bool:
+        kind, children = node["type"], node.get("children", [])
+        if kind in ("field", "literal", "variable", "expref"):
+            return True  # (an &expr's body is applied to other values)
+        if kind in ("current", "identity", "index", "slice"):
+            return proven  # a non-object root itself, or indexed: only where it is an object
+        if kind in ("multi_select_list", "multi_select_dict"):
+            # null for a null root, a list or object for `{}`: only where it is an object
+            return proven and all(ok(c, proven) for c in children)
+        if kind in ("subexpression", "index_expression", "pipe", "flatten", "projection",
+                    "value_projection", "filter_projection"):
+            return ok(children[0], proven)  # the other children apply to what it gives
+        if kind == "and_expression":
+            left, right = children
+            # the right side runs only when the left was truthy: `a.b` truthy, the root is an object
+            return ok(left, proven) and ok(right, proven or chain_steps(left)[0]["type"] == "field")
+        if kind in ("comparator", "or_expression", "not_expression", "function_expression",
+                    "key_val_pair"):
+            return all(ok(c, proven) for c in children)
+        return False
+
+    return ok(ast, False)
+
+
+#: the nodes of a field chain (``a``, ``a.b[0].c``)
+CHAIN_TYPES = ("field", "subexpression", "index_expression")
+
+
+def chain_key(node: dict) -> str | None:
+    """A field chain (``a``, ``a.b[0].c``) as text, the same for the same chain; else None."""
+    if node["type"] not in CHAIN_TYPES:
+        return None
+    parts = []
+    steps = chain_steps(node)
+    for step in steps[1:] if steps[0]["type"] in ("current", "identity") else steps:
+        if step["type"] not in ("field", "index"):
+            return None
+        parts.append(step["value"])
+    return repr(parts)
+
+
+def chain_steps(node: dict) -> list[dict]:
+    """The steps of a chain such as ``x.a.b[0].c``, in order: nested subexpressions and index
+    expressions (``subexpression[index_expression[...], field]``) flattened."""
+    steps: list[dict] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n["type"] in ("subexpression", "index_expression"):
+            stack.extend(reversed(n["children"]))
+        else:
+            steps.append(n)
+    return steps
+
+
+def root_fields(ast: dict) -> dict[str, int]:
+    """How many times each field chain of the root is read (by ``chain_key``; chains of
+    elements and of other values are not counted): a compiler holds a value read more than
+    once in a variable."""
+    counts: dict[str, int] = {}
+
+    def visit(node: dict) -> None:
+        kind, children = node["type"], node.get("children", [])
+        key = chain_key(node)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+        elif kind in ("subexpression", "index_expression", "pipe", "flatten", "projection",
+                      "value_projection", "filter_projection"):
+            visit(children[0])  # the other children apply to what it gives
+        elif kind != "expref":
+            for child in children:
+                visit(child)
+
+    visit(ast)
+    return counts
