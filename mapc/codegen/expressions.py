@@ -31,13 +31,13 @@ class ExprTable:
         ``v`` is a dict, and ``o.get("k")`` when ``o = v if isinstance(v, dict) else {}``
         (an alias), so this changes speed, never results.
         """
-        for var in set(self.aliases) | self.known_dicts:
+        for var in sorted(set(self.aliases) | self.known_dicts):
             target = var if var in self.known_dicts else self.aliases[var]
-            src = re.sub(
-                rf'\b{re.escape(var)}\.get\(("(?:[^"\\]|\\.)*")\) if isinstance\({re.escape(var)}, dict\) else None',
-                rf"{target}.get(\1)",
-                src,
-            )
+            read = (rf'\b{re.escape(var)}\.get\(("(?:[^"\\]|\\.)*")\) '
+                    rf'if isinstance\({re.escape(var)}, dict\) else None')
+            # in parentheses of its own (an operand), not a call's: they go too
+            src = re.sub(rf"(?<![\w)\]])\({read}\)|{read}",
+                         lambda m: f"{target}.get({m.group(1) or m.group(2)})", src)
         return src
 
     def call(self, e: ir.Expr, data: str, scope: str) -> str:
@@ -74,9 +74,10 @@ class ExprTable:
         self._sources.append(header + "\n".join(body) + "\n")
         return name
 
-    def function(self, e: ir.Expr) -> str:
-        """The name of a compiled function for ``e``, ``(data, scope)`` (never inlined)."""
-        key = (e.text, e.path, False)
+    def function(self, e: ir.Expr, object_root: bool = False) -> str:
+        """The name of a compiled function for ``e``, ``(data, scope)`` (never inlined);
+        ``object_root``: every caller passes an object as ``data``."""
+        key = (e.text, e.path, object_root)
         if key not in self._names:
             self._define(e, key)
         return self._names[key]

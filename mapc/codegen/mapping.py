@@ -343,12 +343,7 @@ class MappingGenerator:
         fields of its element: each read is then ``obj.get(...)``, one test instead of many."""
         if el in self.x.known_dicts:
             return
-        pattern = f"{el}.get("
-        exprs = list(self._exprs({name}))
-        reads = sum((e.compiled.inline_source(el, "s") or "").count(pattern) for e in exprs)
-        # an expression function reading only fields of the element is given the alias
-        reads += sum(e.compiled.inline_source(el, "s") is None and e.compiled.reads_root_as_object
-                     for e in exprs)
+        reads = self._field_reads(self._exprs({name}), el)
         if name == "events" and self._tested_field(self.spec.events.rules) is not None:
             reads += 1
         if reads >= 2:
@@ -511,7 +506,7 @@ class MappingGenerator:
             usual = sig.metadata is None and getattr(sig, "event_id", None) is None
             if usual and (sig.unit is None or _constant_text(sig.unit) is not None):
                 start = w.level
-                sel, _ = self._child_loops(w, sig.loops, el)
+                sel, _ = self._child_loops(w, sig.loops, el, (sig.name, sig.value, sig.when))
                 if sig.when is not None:
                     w.line(f"if {self._test(sig.when, sel)}:")
                     w.level += 1
@@ -577,24 +572,42 @@ class MappingGenerator:
             value = "v"
         w.line(head + value + tail)
 
-    def _child_loops(self, w: Writer, loops, as_el: str) -> tuple[str, int]:
+    def _child_loops(self, w: Writer, loops, as_el: str, uses=()) -> tuple[str, int]:
+        """Open ``loops`` (a signal's or artifact's ``each``); the innermost element gets an
+        object alias when ``uses`` (the values evaluated on it) read two or more of its fields."""
         el = as_el
         opened = 0
         for k, lp in enumerate(loops):
             e = f"c{k}"
             w.line(f"for {e} in iterate(st, {self.x.call(lp.each, el, 's')}, {literal(_where(lp.path))}):")
             w.level += 1
+            self.x.aliases.pop(e, None)  # (another loop's element had the name)
             if lp.as_name:
                 w.line(f"s[{literal(lp.as_name)}] = {e}")
             el = e
             opened += 1
+        if opened:
+            exprs = [x for v in uses if v is not None for x in iter_exprs(v)]
+            if self._field_reads(exprs, el) >= 2:
+                w.line(f"o{el[1:]} = {el} if isinstance({el}, dict) else {{}}")
+                self.x.aliases[el] = f"o{el[1:]}"
         return el, opened
+
+    @staticmethod
+    def _field_reads(exprs, el: str) -> int:
+        """Fields of ``el`` the expressions read in line, plus their functions that read it
+        only as an object (each given its alias, ``ExprTable.call``)."""
+        reads = 0
+        for e in exprs:
+            inline = e.compiled.inline_source(el, "s")
+            reads += inline.count(f"{el}.get(") if inline is not None else e.compiled.reads_root_as_object
+        return reads
 
     def _signal(self, w: Writer, sig: ir.SignalSpec, *, owner, event, el, tid, direct=False) -> None:
         where = _where(sig.path)
         w.comment(where)
         start = w.level
-        el, _ = self._child_loops(w, sig.loops, el)
+        el, _ = self._child_loops(w, sig.loops, el, (sig.name, sig.value, sig.unit, sig.metadata, sig.when))
         if sig.when is not None:
             w.line(f"if {self._test(sig.when, el)}:")
             w.level += 1
@@ -651,7 +664,7 @@ class MappingGenerator:
         where = _where(art.path)
         w.comment(where)
         start = w.level
-        el, _ = self._child_loops(w, art.loops, el)
+        el, _ = self._child_loops(w, art.loops, el, [v for _, v in art.fields] + [art.when])
         if art.when is not None:
             w.line(f"if {self._test(art.when, el)}:")
             w.level += 1

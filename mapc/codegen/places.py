@@ -75,7 +75,11 @@ def places_source(
     places: dict[str, str | tuple], loops: dict[str, list[tuple[str, str]]], spec_file: str
 ) -> str:
     """The tables as module constants (sorted: same spec, same bytes), several entries a line;
-    a place in ``spec_file`` is its line number."""
+    a place in ``SPEC_FILE`` is its line number. ``SPEC_FILE`` is the file most places are in:
+    ``spec_file``, or the spec it extends when that holds more of them."""
+    files = [v.rpartition(":")[0] for v in places.values() if isinstance(v, str)]
+    if files:
+        spec_file = max(sorted(set(files)), key=lambda f: (files.count(f), f == spec_file))
     w = Writer()
     w.comment("for diagnostics: spec path (or x_ function not named after one) -> line in SPEC_FILE")
     w.line(f"SPEC_FILE = {literal(spec_file)}")

@@ -120,8 +120,8 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
     p = src.probe
     w = Writer()
     when = "None"
-    if p.when is not None:
-        when = exprs.function(p.when)
+    if p.when is not None:  # tested only on a value that has the required fields: an object
+        when = exprs.function(p.when, object_root=bool(p.require))
     w.comment(f"source.probe{_spec_line(spec, ('source', 'probe'))}")
     args = ["FORMAT", literal(src.container), str(p.bytes), str(p.lines), "REQUIRED", when,
             literal(p.confidence), "TABLES"]

@@ -154,6 +154,7 @@ _TEMP_OR_SKIP = re.compile(
     r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\#[^\n]*|(?<!\w)(v|out|item|expr)([0-9]+)(?!\w)"""
 )
 _ASSIGNED = re.compile(r"(\w+) = ")
+_TEMP = re.compile(r"(v|out)[0-9]+")
 _WORD = re.compile(r"\w+")
 
 
@@ -868,9 +869,12 @@ class FunctionCompiler:
             helper = self.use_helper("_jp_or" if is_or else "_jp_and")
             return _call(helper, [left.src, right.src], pure=left.pure and right.pure,
                          boolean=left.boolean and right.boolean)
-        fresh = not left.boolean and not left.simple
-        if fresh:
+        # a temporary that holds the left value only (none of the values memoized): it is
+        # given the right side's value in the block below (no `v2 = out1` first)
+        fresh = left.name and _TEMP.fullmatch(left.src) and left.src not in self._memo.values()
+        if not left.boolean and not left.simple:
             left = self.bind(left)  # the right side reuses it (`parent_id && [..., parent_id]`)
+            fresh = True
         # `a.b && <right>`: the right side runs only when a field of `cur` was truthy, so `cur`
         # is an object there (its field reads need no guard, a multiselect of it no null test)
         proves = not is_or and _chain_steps(left_node)[0]["type"] == "field"

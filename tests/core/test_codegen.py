@@ -95,3 +95,20 @@ def test_every_spec_path_is_commented_next_to_its_code():
     for where in ("records.case.id", "records.events.rules[0]", "records.trajectory.signals.reward",
                   "records.events.rules[0].tool_calls"):
         assert where in text, where
+
+
+def test_field_reads_of_known_objects_lose_their_guard_not_a_calls_parentheses():
+    """``assume_dicts``: a guarded read of a variable known to hold an object (or through its
+    alias) is a plain ``.get``; parentheses that only held the read as an operand go too, a
+    call's stay."""
+    from mapc.codegen.expressions import ExprTable
+
+    table = ExprTable()
+    table.known_dicts.add("el0")
+    table.aliases["c0"] = "o0"
+    read = 'el0.get("a") if isinstance(el0, dict) else None'
+    alias = 'c0.get("b") if isinstance(c0, dict) else None'
+    assert table.assume_dicts(f"_jp_to_string({read})") == '_jp_to_string(el0.get("a"))'
+    assert table.assume_dicts(f"({read}) == 'x' or [({alias})]") == \
+        "el0.get(\"a\") == 'x' or [o0.get(\"b\")]"
+    assert table.assume_dicts(f"f(({alias}), {alias})") == 'f(o0.get("b"), o0.get("b"))'
