@@ -26,7 +26,6 @@ from mapc.spec.semantic import iter_exprs
 from mapc.streaming import stream_plan
 
 _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
-_PARENT_KEY = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
 _NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}
 _STATUSES = ("running", "completed", "failed", "cancelled")  # coerce_status's (mapping_rt.STATUSES)
 
@@ -384,19 +383,14 @@ class MappingGenerator:
             native = f"coerce_id(st, {self.x.value(lv.id, el, 's')}, {literal(where + '.id')})"
         else:
             native = None
-        if name == "run":
-            default = f'"run@" + st.src.name + ("#" + {loc} if {loc} else "")'
-        elif lv.scope.loops:
+        # the id: the spec's, else the runtime's default (level_record), except a case's or a
+        # group's inside a loop, named after its element (`case@3`) as a trajectory's is
+        if lv.scope.loops and name in ("case", "group"):
             default = f'"{_ID_PREFIX[name]}@" + {loc}'  # inside a loop: never empty
-        elif name == "trajectory":
-            # each source element is its own sample, even when its case repeats
-            default = f'("traj@" + {loc}) if {loc} else child_id("traj", parent["id"])'
-        else:
-            # one group (case) per parent: repeated parents share it
-            default = f'child_id("{_ID_PREFIX[name]}", parent["id"])'
-        rec_id = f"{native} or ({default})" if native else default
-        parent_ref = f', "{_PARENT_KEY[name]}": parent["id"]' if name in _PARENT_KEY else ""
-        w.line(f'rec = {{"record_type": "{name}", "id": {rec_id}{parent_ref}}}')
+            native = f"{native} or {default}" if native else default
+        parent_arg = "None" if name == "run" else "parent"
+        w.line(f"rec = level_record(st, {literal(name)}, {parent_arg}, {loc}"
+               + (f", {native})" if native else ")"))
         if name in self.used_vars:
             w.line(f"s[{literal(name)}] = rec")
         fields = dict(lv.fields)

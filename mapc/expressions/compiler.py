@@ -396,6 +396,15 @@ class FunctionCompiler:
             self.emit(line)
             return
         open_, items, close = e.parts
+        rest = ", ".join(items[1:])
+        room = LINE_LENGTH - 4 * (self._depth + 1)
+        if (open_.endswith("(") and len(items) > 1 and "(" in items[0]
+                and len(head + open_ + "v99, " + rest + close) <= room and len(items[0]) + 6 <= room):
+            # `f(g(...), x)` too long: its first argument (evaluated first) on a line of its own
+            var = self.new("v")
+            self.emit(f"{var} = {items[0]}")
+            self.emit(f"{head}{open_}{var}, {rest}{close}")
+            return
         self.emit(head + open_)
         with self.indented():
             for item in items:

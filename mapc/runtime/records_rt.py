@@ -33,22 +33,29 @@ def put_object(rec, key, obj):
         rec[key] = obj
 
 
-def default_record(st, kind, parent, loc, scope):
-    """A run, case, group or trajectory the spec leaves out, emitted unless it repeats.
+def level_record(st, kind, parent, loc, rid=None):
+    """A run, case, group or trajectory record: its kind, its id and its parent's id.
 
-    A run is named after the source file; a trajectory after its source element when it
-    has one (each element is its own sample); otherwise the one child of its parent
-    (``group@example-0``), shared when the parent repeats. ``scope[kind]`` is the record.
+    The id is ``rid`` (the spec's) unless that is null or empty; else a run is named after
+    the source file; a trajectory after its source element when it has one (each element
+    is its own sample); otherwise the one child of its parent (``group@example-0``), shared
+    when the parent repeats.
     """
     if parent is None:
-        rec = {"record_type": kind, "id": "run@" + st.src.name + ("#" + loc if loc else "")}
-    else:
+        rid = rid or "run@" + st.src.name + ("#" + loc if loc else "")
+        return {"record_type": kind, "id": rid}
+    if not rid:
         if kind == "trajectory" and loc:
             rid = "traj@" + loc
         else:
             rid = child_id(_DEFAULT_PREFIXES[kind], parent["id"])
-        rec = {"record_type": kind, "id": rid, _PARENT_KEYS[kind]: parent["id"]}
-    scope[kind] = rec
+    return {"record_type": kind, "id": rid, _PARENT_KEYS[kind]: parent["id"]}
+
+
+def default_record(st, kind, parent, loc, scope):
+    """A run, case, group or trajectory the spec leaves out (:func:`level_record`), emitted
+    unless it repeats. ``scope[kind]`` is the record."""
+    rec = scope[kind] = level_record(st, kind, parent, loc)
     if st.level(kind, rec, None if parent is None else parent["id"]):
         st.emit(rec)
     return rec
