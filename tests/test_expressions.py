@@ -530,6 +530,17 @@ INLINE_CASES = [
     ("a == `1` && !b", {"a": 1, "b": None}),
     ("$case.id == a.b", {"a": {"b": "c1"}}),
     ("(a || b) && c", {"b": 1, "c": 0}),
+    # functions that never raise, whatever their arguments: called in line
+    ("parse_json(a)", {"a": '{"x": [1, 2.5]}'}),
+    ("parse_json(a)", {"a": "[1"}),
+    ("parse_json(a)", {"a": "NaN"}),
+    ("parse_json(a)", {"a": 3}),
+    ("get(a, 'k')", {"a": {"k": 1}}),
+    ("get(a, 'k')", {"a": "k"}),
+    ("get(@, `-1`)", [1, 2]),
+    ("get(@, `true`)", [1, 2]),
+    ("get(@, `0`)", "ab"),
+    ("get($case, 'id') || parse_json(@)", "1e999"),
 ]
 
 

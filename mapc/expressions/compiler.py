@@ -955,7 +955,8 @@ class FunctionCompiler:
 
 #: Functions that never raise, whatever their arguments: called in line (no function of
 #: their own is needed to name the spec place of a failure)
-_INLINE_FUNCTIONS = frozenset({"to_string", "type", "not_null", "to_number", "coalesce", "to_array"})
+_INLINE_FUNCTIONS = frozenset({"to_string", "type", "not_null", "to_number", "coalesce", "to_array",
+                               "get", "parse_json"})
 #: ``iso8601(value[, unit])`` never raises when the unit is left out or one of these literals
 _ISO8601_UNITS = ("s", "ms", "us", "ns")
 #: a field read's guard, left out when a line's length is judged: the generated code drops it
