@@ -49,17 +49,41 @@ class Unit:
     imports: frozenset[str]
 
 
-def _referenced_names(node: ast.AST) -> set[str]:
+def _referenced_names(node: ast.AST) -> tuple[set[str], set[str]]:
     """Names a unit uses, less those it imports itself (a function-local ``import hashlib``
-    stays local: the generated module does not import it up front)."""
+    stays local: the generated module does not import it up front); and the names it binds
+    inside (its functions' locals and arguments, nested ``def``s and classes)."""
     names: set[str] = set()
     local: set[str] = set()
+    bound: set[str] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
-            names.add(sub.id)
+            (names if isinstance(sub.ctx, ast.Load) else bound).add(sub.id)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             local |= {(a.asname or a.name).split(".")[0] for a in sub.names}
-    return names - local
+        elif isinstance(sub, ast.arg):
+            bound.add(sub.arg)
+        elif isinstance(sub, (ast.FunctionDef, ast.ClassDef)) and sub is not node:
+            bound.add(sub.name)
+    return names - local, bound
+
+
+def _module_level(refs: set[str], source: str) -> set[str]:
+    """Of ``refs``, the names the unit ``source`` reads from the module's namespace, by
+    Python's own scoping (``symtable``): a nested ``def signal`` or a local ``array`` named like
+    a module import does not import it (each costs a stream's start-up the module's import)."""
+    import symtable
+
+    found: set[str] = set()
+    top = symtable.symtable(source, "<unit>", "exec")
+    scopes = [top]
+    while scopes:
+        scope = scopes.pop()
+        for symbol in scope.get_symbols():
+            if symbol.is_referenced() and (scope is top or symbol.is_global()):
+                found.add(symbol.get_name())
+        scopes.extend(scope.get_children())
+    return refs & found
 
 
 @functools.lru_cache(maxsize=None)
@@ -67,9 +91,10 @@ def _load() -> tuple[dict[str, Unit], dict[str, str]]:
     """Parse every runtime module once: units by name, import lines by bound name."""
     units: dict[str, Unit] = {}
     imports: dict[str, str] = {}
-    # (name, module, names it references, source): no syntax tree is kept past its module,
-    # so parsing the runtime costs one module's tree of memory, not all of them (`mapc run`)
-    raw: list[tuple[str, str, set[str], str]] = []
+    # (name, module, names it references, names it binds inside, source): no syntax tree is
+    # kept past its module, so parsing the runtime costs one module's tree of memory, not all
+    # of them (`mapc run`)
+    raw: list[tuple[str, str, set[str], set[str], str]] = []
     order = 0
     for module in MODULES:
         path = _HERE / f"{module}.py"
@@ -114,10 +139,12 @@ def _load() -> tuple[dict[str, Unit], dict[str, str]]:
             source = "".join(lines[start : node.end_lineno]).rstrip() + "\n"
             if name in units or any(r[0] == name for r in raw):
                 raise RuntimeError(f"duplicate runtime unit {name!r}")
-            raw.append((name, module, _referenced_names(node), source))
+            raw.append((name, module, *_referenced_names(node), source))
         del tree, lines
     all_names = {r[0] for r in raw}
-    for name, module, refs, source in raw:
+    for name, module, refs, bound, source in raw:
+        if refs & bound & (all_names | set(imports)):  # a local named like a module-level name
+            refs = _module_level(refs, source)
         units[name] = Unit(
             name=name,
             module=module,
@@ -194,7 +221,8 @@ STREAM_PART = "stream"
 #: Parts loaded on the first call of one of their roots, each with what only its roots use:
 #: the stream, and what few traces need (D79): the reader of a JSON document streamed one
 #: element at a time (never a JSON Lines trace), what only a probe runs (reading and parsing
-#: a source's prefix), and CSV (only CSV sources). Other parts call a root through a
+#: a source's prefix), CSV (only CSV sources) and `iso8601()` (with `datetime`, 5 M
+#: instructions to import). Other parts call a root through a
 #: forwarding function that imports its part; a part whose roots need nothing of their own
 #: is not made (its units stay where their module puts them).
 LAZY_PARTS = (
@@ -202,6 +230,7 @@ LAZY_PARTS = (
     ("document", ("JsonDocumentReader",)),
     ("sniff", ("probe_source",)),
     ("csv", ("csv_rows", "csv_probe_values")),
+    ("timestamps", ("_jp_iso8601",)),
 )
 #: Units an RLViz probe runs (``adapter.py probe``: the entry stops before it imports its
 #: mapping helpers), with the JMESPath functions probes' ``when`` use (``type(x) ==
@@ -437,6 +466,7 @@ _PART_SUMMARIES = {
     "document": "only a JSON document streamed one element at a time runs",
     "sniff": "only a probe runs, reading and parsing the source's first bytes",
     "csv": "only CSV sources run",
+    "timestamps": "of iso8601(), with datetime: only a spec that converts times runs",
 }
 _INIT_SUMMARIES = {
     STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
@@ -444,6 +474,7 @@ _INIT_SUMMARIES = {
     "document": "the reader of a JSON document streamed one element at a time (never JSON Lines)",
     "sniff": "what only a probe runs: reading and parsing the first bytes of a source",
     "csv": "reading CSV sources (their stream and their probe)",
+    "timestamps": "iso8601(), with what only it needs (datetime)",
     JMESPATH_MORE: "the JMESPath functions fewer specs use",
 }
 

@@ -41,11 +41,12 @@ class IdTable:
 
     __slots__ = ("_slots", "_mask", "_count", "_width", "_key", "_found")
 
-    def __init__(self, extra=0):
-        # words a slot: hash (0 when free), crc << 32 | value, then the extra words
+    def __init__(self, extra=0, slots=8):
+        # words a slot: hash (0 when free), crc << 32 | value, then the extra words; ``slots``
+        # a power of two (a table that will hold thousands of ids skips the early doublings)
         self._width = 2 + extra
-        self._mask = 7  # slots - 1
-        self._slots = array("Q", bytes(8 * self._width * 8))
+        self._mask = slots - 1
+        self._slots = array("Q", bytes(8 * self._width * slots))
         self._count = 0
         self._key = self._found = None  # the last key probed: read, then written back
 
@@ -174,7 +175,11 @@ class TrajectoryTrail:
     __slots__ = ("table", "arena", "long", "seq", "last")
 
     def __init__(self):
-        self.table = IdTable(extra=2)  # value: owner hash; then sequence, last id's place
+        # value: owner hash; then sequence, last id's place. 4,096 slots (128 KiB) from the
+        # start: a table of thousands of trajectories doubling from 8 was about 13,000
+        # instructions an id (every id moved one or two times, in Python); the final size is
+        # the same power of two whatever the start
+        self.table = IdTable(extra=2, slots=4096)
         self.arena = bytearray()
         self.long = {}  # last ids longer than 4,094 bytes (the place holds 12 bits of length)
         self.seq = TrailSequences(self)
@@ -267,7 +272,9 @@ class MapState:
     def __init__(self, semantics=False):
         self.warnings = 0
         self.messages = []
-        self.levels = IdTable()  # run/case/group id -> hash of its kind and parent (level_owner)
+        # run/case/group id -> hash of its kind and parent (level_owner); 4,096 slots (64 KiB)
+        # from the start, as the trail's
+        self.levels = IdTable(slots=4096)
         self.trails = TrajectoryTrail()  # trajectory id -> that hash, events so far, last event
         self.seq = self.trails.seq  # trajectory id -> events so far
         self.last = self.trails.last  # trajectory id -> id of its last event

@@ -76,14 +76,15 @@ def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
 
 def test_what_few_sources_need_is_in_parts_loaded_on_first_use():
     """A stream compiles neither what only a probe runs (reading and parsing a prefix), nor CSV
-    unless its source is CSV, nor the JSON document reader unless a document streams (D79):
+    unless its source is CSV, nor the JSON document reader unless a document streams, nor
+    `iso8601()` (and `datetime`) unless the entry imports it (D79):
     each is a part of its own, reached from the parts a stream imports only through
     forwarding functions, and the part a probe alone adds imports only the probe part."""
     r = get_target("rlviz").shared_runtime()
     files = {path.split("/")[-1][:-3]: text for path, text in r.files}
     owners = {"sniff": ("probe_source", "parse_prefix", "_PrefixParser", "read_prefix"),
               "csv": ("csv_rows", "csv_probe_values", "csv_header", "csv_record", "CSV_CONVERTERS"),
-              "document": ("JsonDocumentReader",)}
+              "document": ("JsonDocumentReader",), "timestamps": ("_jp_iso8601", "_jp_epoch_text")}
     stream_side = ("probe", "mapping_rt", "records_rt", "jmespath_rt", "stream")
     for part, names in owners.items():
         for name in names:
