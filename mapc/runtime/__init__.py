@@ -466,7 +466,7 @@ _PART_SUMMARIES = {
     "document": "only a JSON document streamed one element at a time runs",
     "sniff": "only a probe runs, reading and parsing the source's first bytes",
     "csv": "only CSV sources run",
-    "timestamps": "of iso8601(), with datetime: only a spec that converts times runs",
+    "timestamps": "of iso8601() and datetime: only specs that convert times run",
 }
 _INIT_SUMMARIES = {
     STREAM_PART: "the units only mapping a source runs (a probe never imports it)",

@@ -271,7 +271,8 @@ def test_memory_does_not_grow_with_a_streamed_document(tmp_path, monkeypatch):
                 tracemalloc.stop()
         assert ok, error
     assert sizes[4800] > 1 << 20
-    assert peaks["streamed", 4800] < sizes[4800] / 2, peaks  # about one element, a buffer, 256 lines out
+    # about one element, a buffer, 256 lines out, and the id tables' first 192 KiB (D79)
+    assert peaks["streamed", 4800] < sizes[4800] / 2 + (192 << 10), peaks
     # 4x the document: memory grows by the id bookkeeping of the extra trajectories only (parsed
     # whole, it would grow by several times the extra bytes)
     grown, extra = peaks["streamed", 4800] - peaks["streamed", 1200], sizes[4800] - sizes[1200]
