@@ -28,6 +28,8 @@ from mapc.streaming import stream_plan
 _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
 _NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}
 _STATUSES = ("running", "completed", "failed", "cancelled")  # coerce_status's (mapping_rt.STATUSES)
+#: generated code that may raise (an expression function, a JMESPath ordering comparison)
+_RAISES = re.compile(r"\b(x_\w+|_jp_[lg][te])\(")
 
 # Where semantic fields land in a canonical event when the rule gives no explicit layout.
 _MESSAGE_LAYOUT = (
@@ -118,12 +120,15 @@ class MappingGenerator:
         #: the document's array read one element at a time, if the spec allows it
         self.stream = stream_plan(spec).plan
         self.functions: list[str] = []
+        #: spec places the runtime derives from a place the code names (``events.put``'s rule
+        #: and ``<rule>.timestamp``), for the diagnostics table
+        self.runtime_places: set[str] = set()
+        self.rule_places: set[str] = set()  # the rules `events.put` is given (none warns there)
         #: level function -> its loops as (index variable, JSON path step), for diagnostics
         self.loops: dict[str, list[tuple[str, str]]] = {}
         #: levels whose `cur` the level above proved to be an object (its required-field test)
         self._dict_cur: set[str] = set()
         self._matched: tuple | None = None  # the field the current rule's condition tested
-        self._seq_once = False  # see _one_event_each
 
     # -- analysis ------------------------------------------------------------
     def _templates(self):
@@ -468,20 +473,16 @@ class MappingGenerator:
             w.line(f"put({rec}, {literal(key)}, {src})")
 
     # -- signals & artifacts --------------------------------------------------------
-    def _children(self, w: Writer, signals, artifacts, *, rec: str, event: bool, el: str, where: str) -> None:
-        """The signals and artifacts of a trajectory or event record (the variable ``rec``)."""
-        # An event's signals with distinct literal names get ``<event id>:<name>`` directly:
-        # unique by construction, so no bookkeeping per signal. Anything dynamic (or a
-        # trajectory, which may repeat) goes through st.child_id().
-        names = [_constant_text(sig.name) for sig in signals]
-        direct = (
-            event
-            and all(n is not None for n in names)
-            and not any(sig.loops for sig in signals)
-            and len(set(names)) == len(names)
-            and not (artifacts and "artifact" in names)
-        )
+    def _children(self, w: Writer, signals, artifacts, *, rec: str, event: bool, el: str, where: str,
+                  eid: str = "") -> None:
+        """The signals and artifacts of a trajectory or event record (the variable ``rec``; an
+        event's id is in the variable ``eid``)."""
+        # An event's signals with distinct literal names get ``<event id>:<name>`` directly
+        # (_direct_signals). Anything dynamic (or a trajectory, which may repeat) goes through
+        # st.child_id().
+        direct = event and self._direct_signals(signals, artifacts)
         owner = f'{rec}["id"]'
+        signal_rec = f"tid, {eid}" if direct else rec  # event_signal's (tid, event id)
         tid = "tid" if event else owner
         if signals:
             lines = sorted({s.value.line for s in signals if isinstance(s.value, ir.Expr) and s.value.line})
@@ -492,7 +493,7 @@ class MappingGenerator:
             if entry is not None and not (table and entry[1]):  # a value that may raise: first
                 table.append((sig, *entry))
                 continue
-            self._signal_table(w, table, rec=rec, el=el, direct=direct, where=where)
+            self._signal_table(w, table, rec=signal_rec, el=el, direct=direct, where=where)
             if entry is not None:
                 table = [(sig, *entry)]
                 continue
@@ -504,12 +505,12 @@ class MappingGenerator:
                 if sig.when is not None:
                     w.line(f"if {self._test(sig.when, sel)}:")
                     w.level += 1
-                self._signal_call(w, sig, rec=rec, el=sel, direct=direct)
+                self._signal_call(w, sig, rec=signal_rec, el=sel, direct=direct)
                 w.level = start
             else:
                 self._signal(w, sig, owner=owner, event=owner if event else None, el=el, tid=tid,
                              direct=direct)
-        self._signal_table(w, table, rec=rec, el=el, direct=direct, where=where)
+        self._signal_table(w, table, rec=signal_rec, el=el, direct=direct, where=where)
         for art in artifacts:
             self._artifact(w, art, owner=owner, event=owner if event else None, el=el, tid=tid)
 
@@ -525,7 +526,7 @@ class MappingGenerator:
         entry = f"({literal(name)}, {value}, {literal(unit)}),"
         if 4 * level + len(entry) > 99:
             return None
-        return entry, bool(re.search(r"\b(x_\w+|_jp_[lg][te])\(", value))
+        return entry, bool(_RAISES.search(value))
 
     def _signal_table(self, w: Writer, table: list, *, rec: str, el: str, direct: bool, where: str) -> None:
         """Signals of the simplest shape: one call each, or a table of name, value and unit
@@ -700,14 +701,21 @@ class MappingGenerator:
             self.x.known_dicts.add("cur")  # the level above proved it an object
         what = f"one event per element of `{_short(ev.scope.loops[0].each.text)}`" if ev.scope.loops else "one event"
         w.docstring(f"records.events: {docstring_text(what)}, mapped by the first matching rule.")
-        w.line('tid = traj["id"]')
-        if self.tracks_last:
-            w.line("seq, prev = st.seq.get(tid, 0), st.last.get(tid)  # this trajectory's so far")
-        else:
-            w.line("seq = st.seq.get(tid, 0)  # this trajectory's so far")
+        templates = [t for rule in ev.rules for t in rule.emits]
+        tid = 'traj["id"]'
+        if not all(self._fusable(t) for t in templates):
+            w.line('tid = traj["id"]')
+            tid = "tid"
+        options = "".join((", remember=True" if self.remembers_events else "",
+                           ", previous=True" if ev.parent == "previous" else
+                           ", last=True" if self.tracks_last else ""))
+        w.comment("this trajectory's events: the sequence number and last event so far")
+        w.line(f"events = TrajectoryEvents(st, {tid}, srcloc{options})")
         w.line("s = dict(scope)")
         body_level = w.level
         el, loc, depth = self._open_loops(w, ev.scope, "events", "cur")
+        if self.jsonl and self.spec.line_level == "events" and ev.scope.loops:
+            w.line("events.srcloc = srcloc")
         self._alias(w, "events", el)
         self._scope_body(w, ev.scope, "events", el, looped=depth > 0)
         tested = self._tested_field(ev.rules)
@@ -715,7 +723,6 @@ class MappingGenerator:
             path = ".".join(json.dumps(k) for k in tested)
             w.line(f"tested = {self.x.assume_dicts(compile_expression(path).inline_source(el, 's'))}")
         first = True
-        self._seq_once = depth > 0 and self._one_event_each(ev.rules)
         for rule in ev.rules:
             where = _where(rule.path)
             self._matched = None
@@ -739,7 +746,7 @@ class MappingGenerator:
                 self.x.known_dicts.add(el)
             with w.indent():
                 if rule.skip:
-                    w.line("continue  # skip: true" if self._seq_once else "pass  # skip: true")
+                    w.line("continue  # skip: true" if depth > 0 else "pass  # skip: true")
                 else:
                     for k, tmpl in enumerate(rule.emits):
                         suffix = f".{k}" if len(rule.emits) > 1 else ""
@@ -749,29 +756,11 @@ class MappingGenerator:
             first = False
             if rule.when is None:
                 break
-        if self._seq_once:
-            w.line("seq += 1  # the rule that matched emitted one event")
-        self._seq_once = False
         if depth == 0 and first:
             w.line("pass")
         w.level = body_level
-        if self.tracks_last:
-            w.line("st.seq[tid], st.last[tid] = seq, prev")
-        else:
-            w.line("st.seq[tid] = seq")
+        w.line("events.close()")
         self.functions += [self.x.take(), _without_unused_scope(w.text())]
-
-    @staticmethod
-    def _one_event_each(rules) -> bool:
-        """Whether each element gets exactly one event or is skipped: some rule matches every
-        element, and each rule before it skips or emits one event unconditionally. Then the
-        sequence number is counted once, after the rules (a skip is ``continue``)."""
-        for rule in rules:
-            if not rule.skip and (len(rule.emits) != 1 or rule.emits[0].when is not None):
-                return False
-            if rule.when is None:
-                return not rule.skip
-        return False
 
     @staticmethod
     def _tested_field(rules) -> tuple | None:
@@ -787,13 +776,201 @@ class MappingGenerator:
         return best[0] if best[1] >= 2 else None
 
     def _event(self, w: Writer, t: ir.EventTemplate, el: str, loc: str, suffix: str, looped: bool) -> None:
-        where = _where(t.path)
         if t.when is not None:
             w.line(f"if {self._test(t.when, el)}:")
             w.level += 1
         start = w.level
         location = loc if looped else f"loc_text({loc})"  # inside a loop the location is never empty
         default_id = f'"evt@" + {location}' + (f" + {literal(suffix)}" if suffix else "")
+        if self._fusable(t):
+            self._fused_event(w, t, el, default_id)
+        else:
+            self._event_record(w, t, el, default_id)
+        w.level = start
+        if t.when is not None:
+            w.level -= 1
+
+    def _fusable(self, t: ir.EventTemplate) -> bool:
+        """Whether one ``events.put`` call (:meth:`_fused_event`) takes a rule's event: all but
+        ``raw``, the checked canonical fields (``branch_id``, ``context``..., ``metadata``
+        from an expression), artifacts, signals of other shapes and an event that expressions
+        read (``$event``), which :meth:`_event_record` writes as before."""
+        can = dict(t.canonical)
+        raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+        if raw or t.artifacts or "event" in self.used_vars:
+            return False
+        if any(k in can for k in ("branch_id", "alignment_key", "state_hash", "context")):
+            return False
+        if "metadata" in can and not isinstance(can["metadata"], ir.ObjectTemplate):
+            return False
+        return self._direct_signals(t.signals) and all(
+            s.metadata is None and s.event_id is None and (s.unit is None or _constant_text(s.unit) is not None)
+            for s in t.signals
+        )
+
+    @staticmethod
+    def _direct_signals(signals, artifacts=()) -> bool:
+        """An event's signals with distinct literal names (no loops) get ``<event id>:<name>``
+        directly: unique by construction, so no bookkeeping per signal."""
+        names = [_constant_text(sig.name) for sig in signals]
+        return (
+            all(n is not None for n in names)
+            and not any(sig.loops for sig in signals)
+            and len(set(names)) == len(names)
+            and not (artifacts and "artifact" in names)
+        )
+
+    def _fused_event(self, w: Writer, t: ir.EventTemplate, el: str, default_id: str) -> None:
+        """One ``events.put`` call (records_rt's ``TrajectoryEvents``): the leading fields,
+        then the rule's, by name.
+
+        Expressions are evaluated in the spec's order (id, timestamp, parent, fields, metadata,
+        signals), and the timestamp and parent are checked before a later expression can
+        fail: ``put`` checks them itself only when nothing after them may raise (its warnings
+        would be lost, ``mapc run`` prints those of the elements before a failure)."""
+        where = _where(t.path)
+        if t.id is not None:
+            id_where = _where(t.id.path)  # the rule's own `id`, or records.events.id for every rule
+            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
+            idsrc = "eid"
+        else:
+            idsrc = default_id
+        can = dict(t.canonical)
+        sem = dict(t.semantic)
+        values = [(key, self._field_value(sem[key], el)) for key, _ in t.semantic]
+        layout = self._layout(t.kind, sem)
+        made = {k: self.x.value(can[k], el, "s") for k in ("input", "output", "data") if k in can}
+        after = []
+        if "metadata" in can:
+            after.append(f"metadata={self.x.value(can['metadata'], el, 's')}")
+        signals = self._fused_signals(t, el)
+        at = signals is not None
+        if signals is not None:
+            after.append(f"signals=({signals})")
+            self.runtime_places.add(where + ".signals")
+        later_raises = any(_RAISES.search(v) for v in [v for _, v in values] + list(made.values()) + after)
+        args = []  # the leading fields as keyword arguments
+        if t.timestamp is not None:
+            src = self.x.value(t.timestamp, el, "s")
+            ts_where = _where(t.timestamp.path)
+            if self._time(t.timestamp, src, "") == src:
+                args.append(f"rfc3339={src}")  # iso8601(): RFC 3339 or null already
+            elif ts_where == where + ".timestamp" and not later_raises:
+                args.append(f"timestamp={src}")
+                self.runtime_places.add(ts_where)
+                at = True
+            else:  # checked here: records.events.timestamp, or before what may raise
+                args.append(f"rfc3339={self._time(t.timestamp, src, literal(ts_where))}")
+        parent = t.parent if t.parent is not None else self.spec.events.parent
+        previous = self.spec.events.parent == "previous"  # every rule's, unless it says
+        if parent == "previous":
+            args += [] if previous else ["parent_id=events.prev"]
+        elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
+            src = self.x.value(parent, el, "s")
+            if later_raises:
+                args.append(f"parent_id=event_parent(st, events.tid, {src}, {literal(_where(parent.path))})")
+            elif _where(parent.path) == where + ".parent":
+                args.append(f"parent={src}")
+                at = True
+            else:
+                args.append(f"events_parent={src}")
+            self.runtime_places.add(_where(parent.path))
+        elif previous:
+            args.append("parent_id=None")
+        later = t.signals if signals is None else ()
+        var = "eid" if (later or t.semantic and self.semantics) else ""
+        lead = [f"{idsrc}, {literal(t.kind)}"] + ([literal(where)] if at else [])
+        if at:
+            self.rule_places.add(where)
+        # with the semantic fields in variables first, a timestamp or parent that may raise or
+        # is checked here goes in a variable before them
+        first, moved = [], list(args)
+        if any(_RAISES.search(v) for _, v in values):
+            for k, arg in enumerate(args):
+                key, src = arg.split("=", 1)
+                if _RAISES.search(src) or src.startswith(("coerce_time(", "event_parent(")):
+                    var_name = "ts" if key in ("timestamp", "rfc3339") else "parent"
+                    first.append((var_name, src))
+                    moved[k] = f"{key}={var_name}"
+        best = None
+        for inline in (False, True):  # the semantic fields in variables first, or in their place
+            fields = self._fused_fields(w.level, values, layout, made, inline, first)
+            if fields is None:
+                continue
+            trial = Writer(w.level)
+            trial.lines += fields[0]
+            call = lead + (args if inline else moved) + fields[1] + after
+            self._call(trial, f"{var} = events.put" if var else "events.put", call)
+            if best is None or len(trial.lines) <= len(best):
+                best = trial.lines
+        w.lines += best
+        if t.semantic and self.semantics:  # a view of its own (put's is the kind alone)
+            self._call(w, "semantic_view", [f"st, {var}, {literal(t.kind)}"] + [f"{k}={k}" for k, _ in t.semantic])
+        if later:
+            self._children(w, later, (), rec="ev", event=True, el=el, where=where + ".signals", eid=var)
+
+    def _fused_signals(self, t: ir.EventTemplate, el: str) -> str | None:
+        """The ``signals`` argument of ``events.put``: ``(name, value, unit),`` of each signal,
+        when all are of the simplest shape (``signals: {name: value}``, no condition); else None."""
+        where = t.path + ("signals",)
+        entries = []
+        for sig in t.signals:
+            name, unit = _constant_text(sig.name), _constant_text(sig.unit)
+            if sig.when is not None or sig.path != where + (name,):
+                return None
+            entries.append(f"({literal(name)}, {self.x.value(sig.value, el, 's')}, {literal(unit)})")
+        return "".join(f"{e}, " for e in entries)[:-1] if entries else None
+
+    @staticmethod
+    def _call(w: Writer, head: str, args: list[str]) -> None:
+        """``head(args...)``: on one line when it fits, else the arguments filled into lines
+        (an argument longer than a line on a line of its own, as the formatter would)."""
+        one = f"{head}({', '.join(args)})"
+        if 4 * w.level + len(one) <= 99:
+            w.line(one)
+            return
+        w.line(f"{head}(")
+        width = 99 - 4 * (w.level + 1)
+        line = ""
+        with w.indent():
+            for arg in args:
+                piece = f"{arg},"
+                if line and len(line) + 1 + len(piece) > width:
+                    w.line(line)
+                    line = ""
+                line = f"{line} {piece}" if line else piece
+            if line:
+                w.line(line)
+        w.line(")")
+
+    def _fused_fields(self, level: int, values: list[tuple[str, str]], layout: dict, canonical: dict,
+                      inline: bool, first: list[tuple[str, str]]) -> tuple[list[str], list[str]] | None:
+        """``(lines, keyword arguments)`` of an event's input, output and data as
+        :meth:`_fields` lays them out: semantic fields in variables of their name first (after
+        the variables ``first``), or (``inline``) in their place; None when they cannot be: a
+        semantic view reads them, or two values may raise (their order is the spec's)."""
+        risky = [k for k, v in values if _RAISES.search(v)]
+        if inline and (self.semantics or len(risky) > 1 or not values):
+            return None
+        w = Writer(level)
+        if not inline:
+            self._assign(w, first + values)
+        src = {k: (v if inline else k) for k, v in values}
+        args = []
+        for key in ("input", "output", "data"):
+            if key in canonical:
+                args.append(f"{key}={canonical[key]}")
+            elif isinstance(layout.get(key), str):
+                args.append(f"{key}={src[layout[key]]}")
+            elif key in layout:
+                members = ", ".join(f"{name}={src[var]}" for name, var in layout[key])
+                args.append(f"{key}=nonempty({members})")
+        return w.lines, args
+
+    def _event_record(self, w: Writer, t: ir.EventTemplate, el: str, default_id: str) -> None:
+        """An event built as a record and finished by ``emit_event``: the rules
+        :meth:`_fusable` leaves out."""
+        where = _where(t.path)
         if t.id is not None:
             id_where = _where(t.id.path)  # the rule's own `id`, or records.events.id for every rule
             w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
@@ -810,13 +987,12 @@ class MappingGenerator:
         parent = t.parent if t.parent is not None else self.spec.events.parent
         parent_src = "None"
         if parent == "previous":
-            parent_src = "prev"
+            parent_src = "events.prev"
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
             w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(_where(parent.path))})")
             parent_src = "parent"
-        w.line(f"ev = event_record(tid, seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
-        if not self._seq_once:
-            w.line("seq += 1")
+        w.line(f"ev = event_record(tid, events.seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
+        w.line("events.seq += 1")
         can = dict(t.canonical)
         sem = dict(t.semantic)
         for key in ("branch_id",):
@@ -844,17 +1020,16 @@ class MappingGenerator:
             args += ", True"
         elif args.endswith("None"):
             args = "st, ev"
-        w.line(f"{'prev = ' if self.tracks_last else ''}emit_event({args})")
+        var = "events.prev"
+        w.line(f"{var} = emit_event({args})")
         if t.semantic and self.semantics:  # a view of its own (emit_event's is the kind alone)
             fields = "".join(f", {k}={k}" for k, _ in t.semantic)
-            w.line(f"semantic_view(st, ev{fields})")
+            w.line(f"semantic_view(st, {var}, {literal(t.kind)}{fields})")
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')
-            self._children(w, t.signals, t.artifacts, rec="ev", event=True, el=el, where=_where(t.path) + ".signals")
-        w.level = start
-        if t.when is not None:
-            w.level -= 1
+            self._children(w, t.signals, t.artifacts, rec="ev", event=True, el=el, where=_where(t.path) + ".signals",
+                           eid=var)
 
     def _fields(self, level: int, values: list[tuple[str, str]], layout: dict, canonical: dict) -> list[str]:
         """An event's input, output and data (``canonical``: those the rule gives as such): each
@@ -885,7 +1060,7 @@ class MappingGenerator:
         reads = [var for key in ("input", "output", "data") if key not in canonical and key in layout
                  for var in ((layout[key],) if isinstance(layout[key], str) else [v for _, v in layout[key]])]
         once = {var for var in reads if reads.count(var) == 1}
-        risky = [k for k, v in values if re.search(r"\b(x_\w+|_jp_[lg][te])\(", v)]
+        risky = [k for k, v in values if _RAISES.search(v)]
         if len(risky) > 1:
             return plain
         inlined = write(once)

@@ -33,15 +33,18 @@ def _at(file: str, line: int) -> str:
     return f"{Path(file).name}:{line}" if file and line else ""
 
 
-def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str) -> dict[str, str | tuple]:
-    """Every spec path ``code`` names or an expression was written at -> file:line; an
-    expression function -> (spec path, file:line[, fixes]) only when the runtime cannot find
-    that from its name (it is named after its spec path, ``x_records_case_id``)."""
+def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str, derived=(),
+                stems=()) -> dict[str, str | tuple]:
+    """Every spec path ``code`` names (less ``stems``, named only for the runtime to derive
+    places from: an ``events.put`` call's rule; plus those places, ``derived``) or an
+    expression was written at -> file:line; an expression function -> (spec path,
+    file:line[, fixes]) only when the runtime cannot find that from its name (it is named after
+    its spec path, ``x_records_case_id``)."""
     from mapc.runtime.mapping_rt import _identifier
     from mapc.spec.fixture_check import argument_hints
 
     places: dict[str, str | tuple] = {}
-    named = set(_WHERE.findall(code))
+    named = (set(_WHERE.findall(code)) - set(stems)) | set(derived)
     # a table of signals names their mapping (`records.trajectory.signals`); the runtime
     # looks up each signal's own place (`records.trajectory.signals.reward`)
     named |= {where for where in _signal_places(spec) if where.rpartition(".")[0] in named}

@@ -41,6 +41,8 @@ class Program:
     #: only the entries of the code it includes
     places: dict = field(default_factory=dict, compare=False)
     loops: dict = field(default_factory=dict, compare=False)
+    #: places the runtime derives from the mapping's ``events.put`` calls (mapping.py)
+    derived: frozenset = field(default_factory=frozenset, compare=False)
 
 
 @dataclass(frozen=True)
@@ -159,8 +161,10 @@ def build_program(spec: ir.Spec, semantics: bool = True) -> Program:
         mapping=mapping,
         probe=probe,
         evaluation=evaluation,
-        places=spec_places(spec, [exprs, probe_exprs, eval_exprs], code),
+        places=spec_places(spec, [exprs, probe_exprs, eval_exprs], code, generator.runtime_places,
+                           generator.rule_places),
         loops=generator.loops,
+        derived=frozenset(generator.runtime_places),
     )
 
 
@@ -276,6 +280,8 @@ def _places(program: Program, body: str) -> str:
     """The diagnostics tables (places.py), limited to what ``body`` names."""
     named = _referenced(body) | {n.value for n in ast.walk(ast.parse(body))
                                  if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    if "level_events" in named:  # the places its `events.put` calls derive
+        named |= program.derived
     from mapc.runtime.mapping_rt import _identifier
 
     places = {k: v for k, v in program.places.items()

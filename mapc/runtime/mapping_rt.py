@@ -1635,14 +1635,15 @@ def event_writer(st, c_encode, lines, write_lines, emit):
     """``(write, signal)``: writers of events and signals as JSON text, appended to ``lines``
     (``write_lines`` empties it), the text the C encoder ``c_encode`` makes of their records.
 
-    ``write(ev, srcloc)`` writes event ``ev`` as records_rt's ``event_record`` built it
-    (leading fields in canonical order, then what the rule set; no ``source`` yet) with
-    ``source`` ``srcloc`` last. The leading fields are written from text kept between events:
-    the trajectory's id and the source location as long as they are the same objects, the
-    previous event's id as this one's ``parent_id``, the kind by name. Only the rule's own
-    fields go through the encoder (in a dict of their own, taken in order from ``ev``), so the
-    field names and ids of the leading fields are not escaped again for every event. A value
-    nested too deep for the C encoder goes to ``emit``, which reports it as the standard
+    ``write(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata)`` writes an event: its
+    leading fields (``ts``, ``parent``: None when it has none), the rule's ``fields`` (a dict,
+    no null values), ``source`` ``srcloc``, then ``metadata`` unless None (records_rt's
+    ``event`` and ``emit_event`` call it). The leading fields are written from text kept
+    between events: the trajectory's id and the source location as long as they are the same
+    objects, the previous event's id as this one's ``parent_id``, the kind by name. Only the
+    rule's own fields go through the encoder, so the field names and ids of the leading fields
+    are not escaped again for every event. False, writing nothing, for a value nested too deep
+    for the C encoder: the caller emits the record, and ``emit`` reports it as the standard
     encoder does.
 
     ``signal(sid, tid, eid, name, value, unit)`` writes a signal record (``eid``: its event,
@@ -1658,40 +1659,39 @@ def event_writer(st, c_encode, lines, write_lines, emit):
     def text_of(value):  # a string as quote() writes it; anything else as the encoder does
         return quote(value) if value.__class__ is str else join(c_encode(value, 0))
 
-    def write(ev, srcloc):
+    def write(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata):
         nonlocal tid_key, tid_text, eid_key, eid_text, loc_key, loc_json
-        tid, eid, kind, parent = ev["trajectory_id"], ev["id"], ev["kind"], ev.get("parent_id")
         if tid is not tid_key:
             tid_key, tid_text = tid, text_of(tid)
         text = kinds.get(kind)
         if text is None:
             text = kinds[kind] = text_of(kind)
         if parent is None:
-            lead, after = 5, ""
+            after = ""
         else:  # mostly the event written before: its text is kept
-            lead, after = 6, ',"parent_id":' + (eid_text if parent is eid_key else text_of(parent))
+            after = ',"parent_id":' + (eid_text if parent is eid_key else text_of(parent))
         eid_key, eid_text = eid, quote(eid) if eid.__class__ is str else text_of(eid)
-        if "timestamp" in ev:
-            ts = ev["timestamp"]
-            ts = quote(ts) if ts.__class__ is str else text_of(ts)
-            lead, after = lead + 1, ',"timestamp":' + ts + after
+        if ts is not None:
+            after = ',"timestamp":' + (quote(ts) if ts.__class__ is str else text_of(ts)) + after
         if srcloc is not loc_key:
             loc_key, loc_json = srcloc, st.source_text[1]
             if st.source_text[0] is not srcloc:  # not a line's location (SourceFile.lines)
                 loc_json = ',"source":' + join(c_encode(srcloc, 0)) + "}"
-        if len(ev) > lead:
-            try:
-                fields = join(c_encode(dict(islice(ev.items(), lead, None)), 0))
-            except RecursionError:
-                ev["source"] = srcloc
-                return emit(ev)
-            after = f"{after},{fields[1:-1]}"
+        tail = loc_json
+        try:
+            if fields:
+                after = f"{after},{join(c_encode(fields, 0))[1:-1]}"
+            if metadata is not None:
+                tail = f'{loc_json[:-1]},"metadata":{join(c_encode(metadata, 0))}}}'
+        except RecursionError:  # the caller emits it as a record: the encoder's error
+            return False
         append(
             f'{{"record_type":"event","id":{eid_text},"trajectory_id":{tid_text},'
-            f'"sequence":{ev["sequence"]},"kind":{text}{after}{loc_json}'
+            f'"sequence":{seq},"kind":{text}{after}{tail}'
         )
         if len(lines) >= 256:
             write_lines()
+        return True
 
     def signal(sid, tid, eid, name, value, unit):
         cls = value.__class__

@@ -33,6 +33,14 @@ def put_object(rec, key, obj):
         rec[key] = obj
 
 
+def nonempty(**members):
+    """An object the rule builds from its fields (``input=nonempty(role=..., content=...)``):
+    its members that are not null, or None (the field left out) when none is left."""
+    if None in members.values():
+        members = {name: value for name, value in members.items() if value is not None}
+    return members or None
+
+
 def level_record(st, kind, parent, loc, rid=None):
     """A run, case, group or trajectory record: its kind, its id and its parent's id.
 
@@ -83,20 +91,110 @@ def event_parent(st, tid, value, where):
     return st.parent_event(tid, coerce_id(st, value, where), where)
 
 
+# TrajectoryEvents.put's default for a parent it was not given (None is a value: no parent)
+NO_PARENT = object()
+
+
+class TrajectoryEvents:
+    """The events a ``level_events`` call emits for trajectory ``tid``, one :meth:`put` each.
+
+    It keeps what the rules share: the sequence number and the previous event's id so far
+    (from ``st.seq`` and ``st.last``, written back by :meth:`close`; ``st.last`` only with
+    ``last``), the source location ``srcloc`` (a JSON Lines level sets it for each line),
+    whether each event is remembered for later tests of an id (``remember``: the spec names
+    events by id) and whether a rule's parent is the previous event unless it says otherwise
+    (``previous``: ``records.events.parent: previous``).
+    """
+
+    __slots__ = ("st", "tid", "seq", "prev", "srcloc", "remember", "last", "previous")
+
+    def __init__(self, st, tid, srcloc, remember=False, last=False, previous=False):
+        self.st, self.tid, self.srcloc, self.remember = st, tid, srcloc, remember
+        self.last, self.previous = last or previous, previous
+        self.seq = st.seq.get(tid, 0)
+        self.prev = st.last.get(tid) if self.last else None
+
+    def put(self, eid, kind, at=None, *, timestamp=None, rfc3339=None, parent=NO_PARENT,
+            events_parent=NO_PARENT, parent_id=NO_PARENT, metadata=None, signals=(), **fields):
+        """Emit event ``eid`` of ``kind`` and return its id: the leading fields checked as the
+        rule says, the rule's ``fields`` (input, output, data; a null one is left out) in the
+        order given, then ``source`` and ``metadata``. Written as text by ``st.write_event``
+        when write_canonical has one, else emitted as a record.
+
+        ``timestamp`` is checked as an RFC 3339 date-time at ``<at>.timestamp`` (``at``: the
+        rule's spec path); ``rfc3339`` is one already (``iso8601()``'s). ``parent`` (the
+        rule's own) and ``events_parent`` (``records.events.parent``, for every rule without
+        its own) must name an earlier event of the trajectory; ``parent_id`` is the parent
+        as it is. ``signals``: the event's signals as ``(name, value, unit)``, their names
+        literal and distinct (``<at>.signals``), written after it as :func:`event_signal`
+        writes them.
+        """
+        st, tid, seq = self.st, self.tid, self.seq
+        if timestamp is not None:
+            rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
+        if parent is not NO_PARENT:
+            parent_id = event_parent(st, tid, parent, at + ".parent")
+        elif events_parent is not NO_PARENT:
+            parent_id = event_parent(st, tid, events_parent, "records.events.parent")
+        elif parent_id is NO_PARENT:
+            parent_id = self.prev if self.previous else None
+        if None in fields.values():
+            fields = {name: value for name, value in fields.items() if value is not None}
+        write, ts, parent, srcloc = st.write_event, rfc3339, parent_id, self.srcloc
+        if write is None or not write(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata):
+            st.emit(event_dict(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata))
+        self.seq, self.prev = seq + 1, eid
+        if self.remember:
+            st.remember_event(tid, eid)
+        if st.sem is not None:
+            st.sem[eid] = {"kind": kind}
+        if signals:
+            write = st.write_signal  # write_canonical's: as text, from the event's text kept
+            for name, value, unit in signals:
+                if value.__class__ not in _PLAIN_SCALARS:  # not a string, integer or boolean
+                    value = coerce_scalar(st, value, f"{at}.signals.{name}.value")
+                    if value is None:
+                        continue
+                if write is None or not write(None, tid, eid, name, value, unit):
+                    _emit_signal(st, eid + ":" + name, tid, eid, name, value, unit)
+        return eid
+
+    def close(self):
+        """Keep the trajectory's sequence number and last event for its next events."""
+        self.st.seq[self.tid] = self.seq
+        if self.last:
+            self.st.last[self.tid] = self.prev
+
+
+def event_dict(tid, seq, eid, kind, timestamp, parent, fields, srcloc, metadata):
+    """An event as a record (see :meth:`TrajectoryEvents.put`), its fields in canonical order."""
+    ev = event_record(tid, seq, eid, kind, timestamp, parent)
+    ev.update(fields)
+    ev["source"] = srcloc
+    if metadata is not None:
+        ev["metadata"] = metadata
+    return ev
+
+
 def emit_event(st, ev, srcloc=None, remember=False):
-    """Finish an event (its ``source`` location last, unless set already), emit it (written
-    as text by ``st.write_event`` when write_canonical has one), remember its id for later
-    parent tests (``remember``) and return it. Its semantic view (hosts that ask for one) is
-    its kind alone: a rule with semantic fields sets the view itself."""
+    """Finish an event built by :func:`event_record` and the rule (its ``source`` location
+    last, unless set already), emit it (written as text by ``st.write_event`` when
+    write_canonical has one), remember its id for later parent tests (``remember``) and
+    return it: what :meth:`TrajectoryEvents.put` does for the rules whose fields it does not
+    take (``raw``, ``context``, an event that expressions read as ``$event``...)."""
     write = st.write_event
     if srcloc is None:
         st.emit(ev)
-    elif write is not None:  # written as text (event_writer), then finished
-        write(ev, srcloc)
-        ev["source"] = srcloc
     else:
+        if write is not None:  # written as text (event_writer)
+            lead = 5 + ("timestamp" in ev) + ("parent_id" in ev)
+            fields = dict(islice(ev.items(), lead, None))
+            tid, seq, eid, kind = ev["trajectory_id"], ev["sequence"], ev["id"], ev["kind"]
+            ts, parent = ev.get("timestamp"), ev.get("parent_id")
+            write = write(tid, seq, eid, kind, ts, parent, fields, srcloc, None)
         ev["source"] = srcloc
-        st.emit(ev)
+        if not write:
+            st.emit(ev)
     eid = ev["id"]
     if remember:
         st.remember_event(ev["trajectory_id"], eid)
@@ -162,17 +260,17 @@ def put_signal(st, owner, name, value, where, unit=None):
             _emit_signal(st, sid, oid, None, name, value, unit)
 
 
-def event_signal(st, ev, name, value, where, unit=None):
-    """Like :func:`put_signal`, for an event whose signals have distinct literal names: the id
-    ``<event id>:<name>`` is unique by construction, no bookkeeping needed."""
+def event_signal(st, tid, eid, name, value, where, unit=None):
+    """Like :func:`put_signal`, for event ``eid`` of trajectory ``tid`` whose signals have
+    distinct literal names: the id ``<event id>:<name>`` is unique by construction, no
+    bookkeeping needed."""
     if value.__class__ not in _PLAIN_SCALARS:  # anything but a string, integer or boolean
         value = coerce_scalar(st, value, _signal_where(where, name))
         if value is None:
             return
     write = st.write_signal  # write_canonical's: as text, from the event's text kept
-    if write is None or not write(None, ev["trajectory_id"], ev["id"], name, value, unit):
-        eid = ev["id"]
-        _emit_signal(st, eid + ":" + name, ev["trajectory_id"], eid, name, value, unit)
+    if write is None or not write(None, tid, eid, name, value, unit):
+        _emit_signal(st, eid + ":" + name, tid, eid, name, value, unit)
 
 
 def _signal_where(where, name):
@@ -198,17 +296,17 @@ def _emit_signal(st, sid, tid, eid, name, value, unit):
     st.emit(sig)
 
 
-def semantic_view(st, ev, **fields):
-    """Keep the conversational view of event ``ev`` (RELAI's ATIF steps, cap-evolve's
-    rollouts): its kind and the semantic fields that are not null; nothing when the host
-    asked for no views (``st.sem`` is None)."""
+def semantic_view(st, eid, kind, **fields):
+    """Keep the conversational view of event ``eid`` of ``kind`` (RELAI's ATIF steps,
+    cap-evolve's rollouts): its kind and the semantic fields that are not null; nothing when
+    the host asked for no views (``st.sem`` is None)."""
     if st.sem is None:
         return
-    view = {"kind": ev["kind"]}
+    view = {"kind": kind}
     for name, value in fields.items():
         if value is not None:
             view[name] = value
-    st.sem[ev["id"]] = view
+    st.sem[eid] = view
 
 
 def require_fields(value, required, fmt, at, line=None):

@@ -143,13 +143,14 @@ def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path)
             unit = "ms" if i % 2 else None
             ns["put_signal"](st, traj, "score", value, "records.trajectory.signals", unit)
             ns["put_signal"](st, ev, f"s{i}", value, "records.events.rules[0].signals", unit)
-            ns["event_signal"](st, ev, f"e{i}é", value, "records.events.rules[0].signals.x", unit)
+            ns["event_signal"](st, ev["trajectory_id"], ev["id"], f"e{i}é", value,
+                               "records.events.rules[0].signals.x", unit)
         # an event just written: its signals reuse the writer's text of its id and trajectory
         last = ns["event_record"](traj["id"], 0, 'evt "é"\\\x01', "step", None, None)
         ns["emit_event"](st, last, {"path": "t.jsonl"})
         for i, value in enumerate(values):
-            ns["event_signal"](st, last, f"k{i}\"", value, "records.events.rules[0].signals.x",
-                               "u" if i % 2 else None)
+            ns["event_signal"](st, traj["id"], last["id"], f"k{i}\"", value,
+                               "records.events.rules[0].signals.x", "u" if i % 2 else None)
 
     out = io.BytesIO()
     written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
@@ -204,6 +205,54 @@ def test_events_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
     expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
     assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 13
     assert b'"source":{"path":"t.jsonl","line":3,"byte_offset":10,"byte_length":12}}' in expected[4]
+
+
+def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
+    """TrajectoryEvents.put (one call an event, D82) as write_canonical writes it, as text,
+    gives the bytes of the records it emits to collect_records, encoded: null fields left
+    out, an empty layout object left out, metadata after the source, signals after their
+    event; and the same warnings, at the rule's spec places."""
+    ns = runtime_names(mapping_runtime())
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"a": 1}\n{"a": "é"}\n')
+
+    def map_source(src, st, emit):
+        st.src, st.emit = src, emit
+        for tid in ('traj "é"', "t2"):
+            events = ns["TrajectoryEvents"](st, tid, {"path": "x.json"}, remember=True, previous=True)
+            for number, value, loc in src.lines(st):
+                events.srcloc = loc
+                events.put(f"evt@L{number}", "message", "records.events.rules[0]",
+                           timestamp="2025-01-04 14:13:20", input=ns["nonempty"](role="user", content=value))
+                events.put(f"evt@L{number}.1", "tool", "records.events.rules[1]", timestamp=12,
+                           parent=f"evt@L{number}", output=None, data={"n": None, "v": [value]},
+                           metadata={"k": value}, signals=(("s", value, "ms"), ("t", None, None),
+                                                           ("u", [1], None), ("v", True, None)))
+                events.put(f"evt@L{number}.2", "step", "records.events.rules[2]", parent="nope",
+                           input=ns["nonempty"](role=None), output=ns["compact"](a=None))
+                events.put(f"evt@L{number}.3", "log", events_parent={"x": 1}, parent_id="ignored")
+            events.close()
+
+    out = io.BytesIO()
+    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
+    encode = ns["compact_encoder"]()
+    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
+    # per line and trajectory: 4 events and signal v (s is an object, u an array: warned)
+    assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 2 * 2 * (4 + 1)
+    assert (written.warnings, written.messages) == (kept.warnings, kept.messages)
+    first = [r for r in records if r["record_type"] == "event"][:4]
+    assert first[0]["timestamp"] == "2025-01-04T14:13:20Z" and first[0]["sequence"] == 0
+    assert first[1]["parent_id"] == "evt@L1" and "output" not in first[1] and "timestamp" not in first[1]
+    assert list(first[1])[-3:] == ["data", "source", "metadata"] and first[1]["data"] == {"n": None, "v": [{"a": 1}]}
+    assert "input" not in first[2] and first[2]["output"] == {} and "parent_id" not in first[2]
+    assert "parent_id" not in first[3] and first[3]["sequence"] == 3
+    assert any("records.events.rules[1].timestamp" in m for m in kept.messages)
+    assert any("records.events.rules[2].parent" in m for m in kept.messages)
+    assert any(m.startswith("records.events.parent") for m in kept.messages)
+    assert any("records.events.rules[1].signals.u.value" in m for m in kept.messages)
+    assert any("records.events.rules[1].signals.s.value" in m for m in kept.messages)
 
 
 def test_function_local_imports_stay_local():
