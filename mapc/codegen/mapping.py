@@ -829,12 +829,7 @@ class MappingGenerator:
         fail: ``put`` checks them itself only when nothing after them may raise (its warnings
         would be lost, ``mapc run`` prints those of the elements before a failure)."""
         where = _where(t.path)
-        if t.id is not None:
-            id_where = _where(t.id.path)  # the rule's own `id`, or records.events.id for every rule
-            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
-            idsrc = "eid"
-        else:
-            idsrc = default_id
+        idsrc = self._event_id(w, t, el, default_id)
         can = dict(t.canonical)
         sem = dict(t.semantic)
         values = [(key, self._field_value(sem[key], el)) for key, _ in t.semantic]
@@ -967,16 +962,20 @@ class MappingGenerator:
                 args.append(f"{key}=nonempty({members})")
         return w.lines, args
 
+    def _event_id(self, w: Writer, t: ir.EventTemplate, el: str, default_id: str) -> str:
+        """The source of the event's id: ``eid``, set from the rule's own `id` (or
+        records.events.id for every rule) when there is one, else the derived ``default_id``."""
+        if t.id is None:
+            return default_id
+        id_where = _where(t.id.path)
+        w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
+        return "eid"
+
     def _event_record(self, w: Writer, t: ir.EventTemplate, el: str, default_id: str) -> None:
         """An event built as a record and finished by ``emit_event``: the rules
         :meth:`_fusable` leaves out."""
         where = _where(t.path)
-        if t.id is not None:
-            id_where = _where(t.id.path)  # the rule's own `id`, or records.events.id for every rule
-            w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
-            idsrc = "eid"
-        else:
-            idsrc = default_id
+        idsrc = self._event_id(w, t, el, default_id)
         timestamp = "None"
         if t.timestamp is not None:
             src = self.x.value(t.timestamp, el, "s")
