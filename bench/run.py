@@ -674,7 +674,8 @@ def interpreters(spec: str | None) -> list[tuple[str, str]]:
     separated paths), else the one running this script and ``python3`` on PATH (what RLViz's
     manifest command runs), and, when that is a shell script (a version manager's shim), the
     interpreter it hands over to."""
-    paths = [p for p in (spec or "").split(",") if p] or [PYTHON]
+    # a bare name (`python3`) is the one on PATH, as RLViz's manifest command finds it
+    paths = [p if os.sep in p else (shutil.which(p) or p) for p in (spec or "").split(",") if p] or [PYTHON]
     found = shutil.which("python3")
     if not spec and found:
         paths.append(found)
