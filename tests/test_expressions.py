@@ -846,6 +846,7 @@ def test_picked_filter_still_tests_every_element_when_a_test_can_raise():
     ("epoch(t, 'ms')", {"t": 1500}, 1.5),
     ("epoch(t, 'ns')", {"t": 1704164645000000000}, 1704164645),
     ("epoch(t)", {"t": "yesterday"}, None),
+    ("epoch(t)", {"t": "0001-01-01T00:00:00+05:00"}, None),   # no UTC time: null, as iso8601()
     ("epoch(t)", {"t": True}, None),
     ("epoch(e) - epoch(s)", {"e": "2024-01-02T03:04:06.5Z", "s": "2024-01-02T03:04:05Z"}, 1.5),
 ])

@@ -458,11 +458,7 @@ def _jp_iso8601(value, unit="s"):
             return _jp_epoch_text(round(value * 1_000_000))
         except (ValueError, OverflowError):
             return None
-    if not isinstance(unit, str):
-        raise _jp_type_error("iso8601() unit", unit, "a string")
-    per_second = _JP_EPOCH_UNITS.get(unit)
-    if per_second is None:
-        raise ExpressionValueError(f"iso8601() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
+    per_second = _jp_per_second("iso8601", unit)
     try:
         if value.__class__ is float:
             # timedelta(microseconds=x) rounds x half to even, as round() does
@@ -473,15 +469,32 @@ def _jp_iso8601(value, unit="s"):
         if isinstance(value, float):
             moment = _JP_EPOCH + timedelta(microseconds=value * 1_000_000 / per_second)
         elif isinstance(value, str):
-            moment = datetime.fromisoformat(value)
-            if moment.tzinfo is not None:  # without an offset, the time is taken as UTC
-                moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+            moment = _jp_utc(value)
         else:
             return None
     except (ValueError, OverflowError):
         return None
     # a naive datetime prints YYYY-MM-DDTHH:MM:SS, plus .ffffff when there are microseconds
     return moment.isoformat() + "Z"
+
+
+def _jp_per_second(name, unit):
+    """How many of ``unit`` (an epoch unit of ``name()``: s, ms, us or ns) make a second."""
+    if not isinstance(unit, str):
+        raise _jp_type_error(f"{name}() unit", unit, "a string")
+    per_second = _JP_EPOCH_UNITS.get(unit)
+    if per_second is None:
+        raise ExpressionValueError(f"{name}() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
+    return per_second
+
+
+def _jp_utc(text):
+    """The naive UTC datetime of ISO 8601 ``text`` (without an offset, the time is taken as
+    UTC); ValueError or OverflowError when there is none."""
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment
 
 
 def _jp_epoch_text(us):
@@ -780,19 +793,12 @@ def _jp_epoch(value, unit="s"):
     """Seconds since the Unix epoch: of an ISO 8601 string (read as ``iso8601()`` reads
     it: without an offset, UTC), or of an epoch number in ``unit``; else null. A whole
     number of seconds is an integer."""
-    if not isinstance(unit, str):
-        raise _jp_type_error("epoch() unit", unit, "a string")
-    per_second = _JP_EPOCH_UNITS.get(unit)
-    if per_second is None:
-        raise ExpressionValueError(f"epoch() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
+    per_second = _jp_per_second("epoch", unit)
     if isinstance(value, str):
         try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
+            delta = _jp_utc(value) - _JP_EPOCH
+        except (ValueError, OverflowError):
             return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
         seconds, us = delta.days * 86_400 + delta.seconds, delta.microseconds
         return seconds + us / 1_000_000 if us else seconds
     if not _jp_is_number(value):
