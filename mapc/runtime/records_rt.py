@@ -148,15 +148,8 @@ class TrajectoryEvents:
             st.remember_event(tid, eid)
         if st.sem is not None:
             st.sem[eid] = {"kind": kind}
-        if signals:
-            write = st.write_signal  # write_canonical's: as text, from the event's text kept
-            for name, value, unit in signals:
-                if value.__class__ not in _PLAIN_SCALARS:  # not a string, integer or boolean
-                    value = coerce_scalar(st, value, f"{at}.signals.{name}.value")
-                    if value is None:
-                        continue
-                if write is None or not write(None, tid, eid, name, value, unit):
-                    _emit_signal(st, eid + ":" + name, tid, eid, name, value, unit)
+        for name, value, unit in signals:
+            event_signal(st, tid, eid, name, value, at + ".signals", unit)
         return eid
 
     def close(self):

@@ -341,18 +341,16 @@ class _ReadCheck:
             types = set().union(*seen)
             if types & accepted:
                 continue
-            have = _a(types)
             if "operator" in node:  # `end - start` on two timestamps
+                wants = f"`{node['operator']}` computes on numbers"
                 fix = (f"write epoch({written}) for a time, to_number({written}) for digits"
                        if "string" in types else "read another field, or convert it first")
-                self.diag("type_mismatch", expr.path,
-                          f"`{node['operator']}` computes on numbers, but `{written}` is {have} in every "
-                          f"fixture ({self.names}): it fails at run time", fix, self.mark(expr, expr.path, column))
-                continue
-            fix = _fix(_call_text(expr.text, column), written, types, accepted)
+            else:
+                wants = f"{node['value']}() expects {_a(accepted)}"
+                fix = _fix(_call_text(expr.text, column), written, types, accepted)
             self.diag("type_mismatch", expr.path,
-                      f"{node['value']}() expects {_a(accepted)}, but `{written}` is {have} in every fixture "
-                      f"({self.names}): it fails at run time", fix, self.mark(expr, expr.path, column))
+                      f"{wants}, but `{written}` is {_a(types)} in every fixture ({self.names}): "
+                      "it fails at run time", fix, self.mark(expr, expr.path, column))
 
 
 def field_arguments(expr: ir.Expr):
