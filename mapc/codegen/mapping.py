@@ -825,9 +825,8 @@ class MappingGenerator:
         then the rule's, by name.
 
         Expressions are evaluated in the spec's order (id, timestamp, parent, fields, metadata,
-        signals), and the timestamp and parent are checked before a later expression can
-        fail: ``put`` checks them itself only when nothing after them may raise (its warnings
-        would be lost, ``mapc run`` prints those of the elements before a failure)."""
+        signals); ``put`` checks the timestamp and parent (D83: an element whose later
+        expression fails reports that failure, not also its timestamp's warning)."""
         where = _where(t.path)
         idsrc = self._event_id(w, t, el, default_id)
         can = dict(t.canonical)
@@ -843,18 +842,17 @@ class MappingGenerator:
         if signals is not None:
             after.append(f"signals=({signals})")
             self.runtime_places.add(where + ".signals")
-        later_raises = any(_RAISES.search(v) for v in [v for _, v in values] + list(made.values()) + after)
         args = []  # the leading fields as keyword arguments
         if t.timestamp is not None:
             src = self.x.value(t.timestamp, el, "s")
             ts_where = _where(t.timestamp.path)
             if self._time(t.timestamp, src, "") == src:
                 args.append(f"rfc3339={src}")  # iso8601(): RFC 3339 or null already
-            elif ts_where == where + ".timestamp" and not later_raises:
+            elif ts_where == where + ".timestamp":
                 args.append(f"timestamp={src}")
                 self.runtime_places.add(ts_where)
                 at = True
-            else:  # checked here: records.events.timestamp, or before what may raise
+            else:  # records.events.timestamp: checked here, at its own place
                 args.append(f"rfc3339={self._time(t.timestamp, src, literal(ts_where))}")
         parent = t.parent if t.parent is not None else self.spec.events.parent
         previous = self.spec.events.parent == "previous"  # every rule's, unless it says
@@ -862,9 +860,7 @@ class MappingGenerator:
             args += [] if previous else ["parent_id=events.prev"]
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
             src = self.x.value(parent, el, "s")
-            if later_raises:
-                args.append(f"parent_id=event_parent(st, events.tid, {src}, {literal(_where(parent.path))})")
-            elif _where(parent.path) == where + ".parent":
+            if _where(parent.path) == where + ".parent":
                 args.append(f"parent={src}")
                 at = True
             else:
@@ -883,7 +879,7 @@ class MappingGenerator:
         if any(_RAISES.search(v) for _, v in values):
             for k, arg in enumerate(args):
                 key, src = arg.split("=", 1)
-                if _RAISES.search(src) or src.startswith(("coerce_time(", "event_parent(")):
+                if _RAISES.search(src) or src.startswith("coerce_time("):
                     var_name = "ts" if key in ("timestamp", "rfc3339") else "parent"
                     first.append((var_name, src))
                     moved[k] = f"{key}={var_name}"
