@@ -7,6 +7,7 @@ import re
 
 from mapc.codegen.pysrc import comment_text, identifier, literal
 from mapc.codegen.wrap import wrap_line
+from mapc.diagnostics import format_path
 from mapc.spec import ir
 
 
@@ -23,6 +24,12 @@ class ExprTable:
         self.known_dicts: set[str] = set()
         #: variable -> the name of its object (itself if a dict, else ``{}``), set once per element
         self.aliases: dict[str, str] = {}
+        #: object templates the spec writes at two or more places (:func:`template_key`; a YAML
+        #: alias, a metadata block repeated per rule): one function each, when long
+        self.repeated: dict[tuple, int] = {}  # key -> how many places write it
+        self._templates: dict[tuple, str] = {}
+        #: spec path -> its line (the spec's ``locate``), for the comments of those functions
+        self.locate = None
 
     def assume_dicts(self, src: str) -> str:
         """Drop ``isinstance(v, dict)`` guards on field reads of variables known to be dicts.
@@ -91,6 +98,9 @@ class ExprTable:
         if isinstance(v, ir.Literal):
             return literal(v.value)
         if isinstance(v, ir.ObjectTemplate):
+            shared = self._shared_template(v, data, scope)
+            if shared is not None:
+                return shared
             if not v.items:
                 return "{}"
             if len(v.keep) == len(v.items):  # `!keep_nulls` on the mapping: every member stays
@@ -106,6 +116,52 @@ class ExprTable:
             return "[" + ", ".join(self.value(x, data, scope) for x in v.items) + "]"
         raise TypeError(v)
 
+    def _shared_template(self, v: ir.ObjectTemplate, data: str, scope: str) -> str | None:
+        """A call of the one function of an object template the spec repeats, when ``data``
+        is (or has) an object, every value is computed in line (nothing in it can raise, so a
+        failure needs no place of its own) and the object takes more than a line."""
+        key = template_key(v)
+        obj = data if data in self.known_dicts else self.aliases.get(data)
+        uses = self.repeated.get(key, 0)
+        if uses < 2 or obj is None or not _in_line(v):
+            return None
+        name = self._templates.get(key)
+        if name is None:
+            known = set(self.known_dicts)
+            self.known_dicts.add("data")
+            del self.repeated[key]  # (rendered as usual, once)
+            try:
+                src = self.value(v, "data", "scope")
+            finally:
+                self.known_dicts.intersection_update(known)
+                self.known_dicts |= known
+                self.repeated[key] = uses
+            # lines saved: each use's object (as an argument in a rule) becomes one line; the
+            # function costs its body, a comment, its def and two blank lines
+            in_place = len(wrap_line(" " * 16 + f"metadata={src},")) - 1
+            body = len(wrap_line(f"    return {src}"))
+            if uses * in_place <= body + 4:
+                self._templates[key] = name = ""
+            else:
+                name = self._template_function(v, key, src)
+        return f"{name}({obj}, {scope})" if name else None
+
+    def _template_function(self, v: ir.ObjectTemplate, key: tuple, src: str) -> str:
+        base = "x_" + identifier(*v.path)
+        name, n = base, 2
+        while name in self._used:
+            name, n = f"{base}_{n}", n + 1
+        self._used.add(name)
+        self._templates[key] = name
+        where = format_path(v.path)
+        mark = self.locate(tuple(v.path), key=True) if self.locate else None
+        line = f" (line {mark.line})" if mark is not None and getattr(mark, "line", None) else ""
+        header = f"# {comment_text(where)}{line}, and wherever the spec repeats this mapping\n"
+        body = [part for line in (f"def {name}(data, scope):", f"    return {src}")
+                for part in wrap_line(line)]
+        self._sources.append(header + "\n".join(body) + "\n")
+        return name
+
     def take(self) -> str:
         """The functions defined since the last ``take``: they go right above their first use."""
         sources, self._sources = self._sources, []
@@ -113,3 +169,29 @@ class ExprTable:
 
     def source(self) -> str:
         return "\n\n\n".join(s.strip("\n") for s in self._sources) + "\n" if self._sources else ""
+
+
+def template_key(v) -> tuple:
+    """What an object template computes (its keys, expressions and literals), whatever its
+    place: two places with the same key build the same object from the same element."""
+    if isinstance(v, ir.Expr):
+        return ("expr", v.text)
+    if isinstance(v, ir.Literal):
+        return ("literal", repr(v.value))
+    if isinstance(v, ir.ObjectTemplate):
+        return ("object", tuple((k, template_key(x)) for k, x in v.items), v.keep)
+    if isinstance(v, ir.ArrayTemplate):
+        return ("array", tuple(template_key(x) for x in v.items))
+    return ("other", repr(v))
+
+
+def _in_line(v) -> bool:
+    """Whether every expression of a value template compiles to one Python expression (one
+    that cannot raise: see InlineCompiler)."""
+    if isinstance(v, ir.Expr):
+        return v.compiled.inline_source("data", "scope") is not None
+    if isinstance(v, ir.ObjectTemplate):
+        return all(_in_line(x) for _, x in v.items)
+    if isinstance(v, ir.ArrayTemplate):
+        return all(_in_line(x) for x in v.items)
+    return True

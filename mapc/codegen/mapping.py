@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import dataclasses
 import json
 import re
 
-from mapc.codegen.expressions import ExprTable
+from mapc.codegen.expressions import ExprTable, template_key
 from mapc.codegen.pysrc import Writer, docstring_text, literal
 from mapc.expressions import compile_expression
 from mapc.spec import ir
@@ -129,6 +130,8 @@ class MappingGenerator:
         #: levels whose `cur` the level above proved to be an object (its required-field test)
         self._dict_cur: set[str] = set()
         self._matched: tuple | None = None  # the field the current rule's condition tested
+        exprs.locate = spec.locate
+        exprs.repeated = _repeated_templates((spec.levels, spec.events))
 
     # -- analysis ------------------------------------------------------------
     def _templates(self):
@@ -1117,3 +1120,28 @@ class MappingGenerator:
         else:
             out["data"] = obj(tuple((k, k) for k in sem))
         return {k: v for k, v in out.items() if v is not None}
+
+
+def _repeated_templates(node) -> dict[tuple, int]:
+    """The object templates (:func:`template_key`) written at two or more places of ``node``,
+    with how many."""
+    counts: dict[tuple, int] = {}
+
+    def walk(n) -> None:
+        if isinstance(n, ir.ObjectTemplate):
+            key = template_key(n)
+            counts[key] = counts.get(key, 0) + 1
+            for _, x in n.items:
+                walk(x)
+        elif dataclasses.is_dataclass(n) and not isinstance(n, type):
+            for f in dataclasses.fields(n):
+                walk(getattr(n, f.name))
+        elif isinstance(n, (tuple, list)):
+            for x in n:
+                walk(x)
+        elif isinstance(n, dict):
+            for x in n.values():
+                walk(x)
+
+    walk(node)
+    return {k: c for k, c in counts.items() if c > 1}

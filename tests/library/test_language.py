@@ -132,3 +132,21 @@ def test_arithmetic_maps_latency_and_skips_what_a_span_lacks():
     # 7 + null is null: no total for it either
     assert signals == {("evt@L1", "latency"): 1.25, ("evt@L1", "total_tokens"): 151,
                        ("evt@L2", "latency"): 0.25}
+
+
+def test_a_repeated_metadata_block_is_one_function_each_rule_calls(tmp_path):
+    events = [r for r in _records("repeated-metadata") if r["record_type"] == "event"]
+    # each event has its own element's values, nulls dropped
+    assert [set(e["metadata"]) for e in events] == [
+        {"source_format", "provenance", "span", "started", "pending"},
+        {"source_format", "provenance", "span", "completed", "took"},
+        {"source_format", "span"},
+        {"source_format", "provenance", "pending"},
+    ]
+    assert events[1]["metadata"]["took"] == 1.25 and events[3]["metadata"]["pending"] is True
+    mapc.build(CASES / "repeated-metadata" / "spec.yaml", "rlviz", tmp_path / "out",
+               validate=False, test=False)
+    code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
+    assert code.count("def x_records_events_rules_0_metadata(data, scope):") == 1
+    assert code.count("metadata=x_records_events_rules_0_metadata(el0, s)") == 3
+    assert code.count('provenance="source_native"') == 1  # the block is written once
