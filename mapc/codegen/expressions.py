@@ -98,7 +98,7 @@ class ExprTable:
         if isinstance(v, ir.Literal):
             return literal(v.value)
         if isinstance(v, ir.ObjectTemplate):
-            shared = self._shared_template(v, data, scope)
+            shared = self._shared_template(v, data, scope) or self._extended_template(v, data, scope)
             if shared is not None:
                 return shared
             if not v.items:
@@ -146,6 +146,20 @@ class ExprTable:
                 name = self._template_function(v, key, src)
         return f"{name}({obj}, {scope})" if name else None
 
+    def _extended_template(self, v: ir.ObjectTemplate, data: str, scope: str) -> str | None:
+        """``compact(**x_common(data, scope), key=...)``: a template that begins with the
+        members of a shared one (``<<: *common`` and keys of its own) calls its function."""
+        obj = data if data in self.known_dicts else self.aliases.get(data)
+        if obj is None or v.keep or not _identifiers(v):
+            return None
+        for key, name in self._templates.items():
+            lead = key[1]
+            if name and not key[2] and len(v.items) > len(lead) and template_key(
+                    ir.ObjectTemplate(v.items[:len(lead)], v.path)) == key:
+                rest = ", ".join(f"{k}={self.value(x, data, scope)}" for k, x in v.items[len(lead):])
+                return f"compact(**{name}({obj}, {scope}), {rest})"
+        return None
+
     def _template_function(self, v: ir.ObjectTemplate, key: tuple, src: str) -> str:
         base = "x_" + identifier(*v.path)
         name, n = base, 2
@@ -183,6 +197,18 @@ def template_key(v) -> tuple:
     if isinstance(v, ir.ArrayTemplate):
         return ("array", tuple(template_key(x) for x in v.items))
     return ("other", repr(v))
+
+
+def _identifiers(v: ir.ObjectTemplate) -> bool:
+    """Whether every key of an object template is a Python keyword argument name."""
+    return all(k.isidentifier() and not keyword.iskeyword(k) for k, _ in v.items)
+
+
+def prefixes(v: ir.ObjectTemplate, templates) -> list[tuple]:
+    """The keys (:func:`template_key`) of ``templates`` whose members begin ``v``'s."""
+    return [template_key(t) for t in templates
+            if not t.keep and len(t.items) < len(v.items)
+            and template_key(ir.ObjectTemplate(v.items[:len(t.items)], v.path)) == template_key(t)]
 
 
 def _in_line(v) -> bool:

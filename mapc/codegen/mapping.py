@@ -19,7 +19,7 @@ import dataclasses
 import json
 import re
 
-from mapc.codegen.expressions import ExprTable, template_key
+from mapc.codegen.expressions import ExprTable, prefixes, template_key
 from mapc.codegen.pysrc import Writer, docstring_text, literal
 from mapc.expressions import compile_expression
 from mapc.spec import ir
@@ -1126,11 +1126,13 @@ def _repeated_templates(node) -> dict[tuple, int]:
     """The object templates (:func:`template_key`) written at two or more places of ``node``,
     with how many."""
     counts: dict[tuple, int] = {}
+    firsts: dict[tuple, ir.ObjectTemplate] = {}
 
     def walk(n) -> None:
         if isinstance(n, ir.ObjectTemplate):
             key = template_key(n)
             counts[key] = counts.get(key, 0) + 1
+            firsts.setdefault(key, n)
             for _, x in n.items:
                 walk(x)
         elif dataclasses.is_dataclass(n) and not isinstance(n, type):
@@ -1144,4 +1146,9 @@ def _repeated_templates(node) -> dict[tuple, int]:
                 walk(x)
 
     walk(node)
+    # a template that begins with another's members (`<<: *common` and keys of its own) uses it
+    templates = list(firsts.values())
+    for t in templates:
+        for key in prefixes(t, templates):
+            counts[key] += counts[template_key(t)]
     return {k: c for k, c in counts.items() if c > 1}

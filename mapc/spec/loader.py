@@ -225,12 +225,12 @@ class _Builder:
 
     def _mapping(self, node, path: PathT, depth: int) -> dict:
         out: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
         seen: dict[str, Mark] = {}
         self.active.add(node)  # the collections being built: an alias to one of them is a cycle
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                self.error("unsupported_yaml", key_node, path, "YAML merge keys (<<) are not supported",
-                           hint="repeat the keys, or use `extends:` to build on another spec")
+                self._merge(value_node, path, depth, merged)
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 self.error("invalid_key", key_node, path, "mapping keys must be plain strings")
@@ -251,7 +251,25 @@ class _Builder:
             self.spec.keys[child] = km
             out[key] = self.build(value_node, child, depth + 1)
         self.active.discard(node)
-        return out
+        # YAML's merge: the merged keys first, each written key in place of a merged one
+        return {**merged, **out} if merged else out
+
+    def _merge(self, value_node, path: PathT, depth: int, merged: dict) -> None:
+        """``<<: *common`` (or ``<<: [*a, *b]``): the keys of those mappings, for the mapping at
+        ``path``; of two that have a key, the first gives it, as YAML says. Their marks stay
+        where they are written, so a diagnostic names the line of the shared block."""
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for src in sources:
+            if not isinstance(src, yaml.MappingNode):
+                self.error("invalid_merge", src, path, "a merge key (<<) takes a mapping or a list "
+                           "of mappings", hint="write `<<: *name` with an anchor `&name` on a mapping")
+                continue
+            mark = self.spec.values.get(path)
+            built = self.build(src, path, depth + 1)
+            if mark is not None:
+                self.spec.values[path] = mark  # the mapping itself is still where it is written
+            for key, value in (built or {}).items():
+                merged.setdefault(key, value)
 
     def _scalar(self, node, path: PathT) -> Any:
         self.budget.chars -= len(node.value)

@@ -150,3 +150,24 @@ def test_a_repeated_metadata_block_is_one_function_each_rule_calls(tmp_path):
     assert code.count("def x_records_events_rules_0_metadata(data, scope):") == 1
     assert code.count("metadata=x_records_events_rules_0_metadata(el0, s)") == 3
     assert code.count('provenance="source_native"') == 1  # the block is written once
+
+
+def test_merge_keys_give_a_mapping_the_keys_of_another(tmp_path):
+    case = CASES / "merge-keys"
+    result = mapc.run(case / "spec.yaml", case / "steps.jsonl")
+    events = [r for r in result.records if r["record_type"] == "event"]
+    # in order: the merged keys first, a key written again in its merged place
+    assert [list(e["metadata"].items()) for e in events] == [
+        [("source", "demo"), ("span", "s1"), ("took", 0.5)],
+        [("source", "demo"), ("span", "s2"), ("tool_type", "shell")],
+        [("source", "retry"), ("took", 3), ("attempt", 2)],
+        [("source", "demo"), ("span", "s4")],
+    ]
+    merged = _merged("merge-keys")
+    # a merged key keeps the mark of the block it was written in (diagnostics name that line)
+    assert merged.mark(("records", "events", "rules", 1, "metadata", "span")).line == 18
+    assert merged.mark(("records", "events", "rules", 1, "metadata", "tool_type")).line == 25
+    mapc.build(case / "spec.yaml", "rlviz", tmp_path / "out", validate=False, test=False)
+    code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
+    # the tool rule extends the shared block: its function, then its own key
+    assert '**x_records_events_rules_0_metadata(el0, s), tool_type=el0.get("kind")' in code
