@@ -15,7 +15,10 @@ failure (see ``conftest.py``), so in CI no conformance test can skip.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -52,4 +55,57 @@ def require_capevolve() -> Path:
     path = capevolve_dir()
     if not ((path / "check.sh").is_file() and (path / "run.sh").is_file()):
         pytest.skip(f"the real cap-evolve (check.sh, run.sh) is not in {path} (set MAPC_CAPEVOLVE_DIR)")
+    # the wrappers' venv, made once and working, for every test that runs them (directly too)
+    os.environ["CAPEVOLVE_VENV"] = str(ensure_venv(path))
     return path
+
+
+def venv_path() -> Path:
+    """Where check.sh and run.sh keep the real cap-evolve (their own default)."""
+    if os.environ.get("CAPEVOLVE_VENV"):
+        return Path(os.environ["CAPEVOLVE_VENV"])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "cap-evolve-venv"
+
+
+def ensure_venv(capevolve_dir: Path) -> Path:
+    """The wrappers' venv, created by the wrapper itself (no arguments: it installs, then
+    prints its usage), by one process at a time."""
+    venv = venv_path()
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # beside the venv, ignored
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _runs(venv):
+            # a venv whose interpreter is gone (made by an earlier session under conftest's
+            # temporary `python3`, since removed) is made again
+            shutil.rmtree(venv, ignore_errors=True)
+            proc = subprocess.run([str(capevolve_dir / "check.sh")], env=_install_env(venv),
+                                  capture_output=True, timeout=600)
+            assert os.access(venv / "bin" / "cap-evolve", os.X_OK), (
+                f"check.sh could not install cap-evolve into {venv}: {proc.stderr.decode()[-2000:]}")
+    return venv
+
+
+def _runs(venv: Path) -> bool:
+    """Whether the venv's cap-evolve is there and its interpreter starts."""
+    if not os.access(venv / "bin" / "cap-evolve", os.X_OK):
+        return False
+    try:
+        return subprocess.run([str(venv / "bin" / "python"), "-c", "import cap_evolve"],
+                              capture_output=True, timeout=60).returncode == 0
+    except OSError:
+        return False
+
+
+def _install_env(venv: Path) -> dict:
+    """The environment check.sh installs in: PATH without conftest's temporary ``python3``
+    folder, so the venv points at an interpreter that outlives this test session."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if not os.path.basename(p).startswith("mapc-tests-python3-"))
+    return host_env(venv, PATH=path)
+
+
+def host_env(venv: Path, **extra: str) -> dict:
+    env = dict(os.environ, CAPEVOLVE_VENV=str(venv))
+    env.update(extra)
+    return env

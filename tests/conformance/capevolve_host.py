@@ -2,46 +2,17 @@
 
 Both wrappers create their virtual environment (``$CAPEVOLVE_VENV``) on first use;
 two pytest-xdist workers starting at once would both create it, so
-:func:`ensure_venv` does it once, under a file lock, before any test runs them.
+:func:`hosts.ensure_venv` does it once, under a file lock, before any test runs them.
 Each wrapper prints one JSON line on stdout (see its header comment).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
 from pathlib import Path
 
-
-def venv_path() -> Path:
-    """Where check.sh and run.sh keep the real cap-evolve (their own default)."""
-    if os.environ.get("CAPEVOLVE_VENV"):
-        return Path(os.environ["CAPEVOLVE_VENV"])
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "cap-evolve-venv"
-
-
-def ensure_venv(capevolve_dir: Path) -> Path:
-    """The wrappers' venv, created by the wrapper itself (no arguments: it installs, then
-    prints its usage), by one process at a time."""
-    venv = venv_path()
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:  # beside the venv, ignored
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.access(venv / "bin" / "cap-evolve", os.X_OK):
-            proc = subprocess.run([str(capevolve_dir / "check.sh")], env=host_env(venv),
-                                  capture_output=True, timeout=600)
-            assert os.access(venv / "bin" / "cap-evolve", os.X_OK), (
-                f"check.sh could not install cap-evolve into {venv}: {proc.stderr.decode()[-2000:]}")
-    return venv
-
-
-def host_env(venv: Path, **extra: str) -> dict:
-    env = dict(os.environ, CAPEVOLVE_VENV=str(venv))
-    env.update(extra)
-    return env
+from hosts import ensure_venv, host_env, venv_path  # noqa: F401 (this module's callers use them)
 
 
 def one_line(proc: subprocess.CompletedProcess) -> dict:

@@ -25,6 +25,6 @@ def real_capevolve() -> Path:
 def real_capevolve_venv(real_capevolve) -> Path:
     """The virtual environment check.sh and run.sh run cap-evolve in, created once (under a
     file lock: pytest-xdist workers would otherwise race to create it)."""
-    from capevolve_host import ensure_venv
+    from hosts import ensure_venv
 
     return ensure_venv(real_capevolve)

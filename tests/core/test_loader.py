@@ -54,11 +54,21 @@ def test_expression_mark_plain_single_double_and_block():
         assert (mark.line, mark.column) == _line_col(text, needle), text
 
 
-def test_duplicate_keys_and_merge_keys_are_errors():
+def test_duplicate_keys_are_errors():
     _, diags = load_text("a: 1\nb: 2\na: 3\n", "s.yaml")
     assert [(d.code, d.line, d.column) for d in diags] == [("duplicate_key", 3, 1)]
-    _, diags = load_text("base: &b {x: 1}\nother:\n  <<: *b\n", "s.yaml")
-    assert [d.code for d in diags] == ["unsupported_yaml"]
+
+
+def test_merge_keys_merge_as_yaml_says():
+    spec, diags = load_text("base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n", "s.yaml")
+    assert spec.data["other"] == {"x": 1, "y": 2} and not diags
+    # of a list, the first mapping that has a key gives it; a key written beside them wins
+    spec, diags = load_text("a: &a {x: 1}\nb: {<<: [*a, {x: 2, y: 3}], y: 4}\n", "s.yaml")
+    assert list(spec.data["b"].items()) == [("x", 1), ("y", 4)] and not diags
+    _, diags = load_text("a: {<<: 3}\n", "s.yaml")
+    assert [(d.code, d.line, d.column) for d in diags] == [("invalid_merge", 1, 9)]
+    _, diags = load_text("a: &a {x: {<<: *a}}\n", "s.yaml")
+    assert [d.code for d in diags] == ["recursive_alias"]
 
 
 def test_yaml_dates_become_strings_and_multiple_documents_are_rejected():

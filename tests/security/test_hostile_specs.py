@@ -4,7 +4,7 @@ Each case folder holds ``spec.yaml`` (or ``make.py`` whose ``make(path)`` writes
 spec too large or too deep to commit) and ``expected.json``: the set of diagnostic
 codes the spec gets (empty for a spec that is valid after all). Alias bombs,
 nesting past the YAML parser's recursion limit, huge scalars, tabs, control and
-zero-width characters, other encodings, PyYAML's python tags, merge keys, several
+zero-width characters, other encodings, PyYAML's python tags, merge-key bombs, several
 documents, keys that are not strings, and specs of the wrong shape everywhere.
 
 Every case goes through ``mapc.spec.load_spec`` and ``mapc check --json`` (in
