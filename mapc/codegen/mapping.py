@@ -124,7 +124,9 @@ class MappingGenerator:
         #: spec places the runtime derives from a place the code names (``events.put``'s rule
         #: and ``<rule>.timestamp``), for the diagnostics table
         self.runtime_places: set[str] = set()
-        self.rule_places: set[str] = set()  # the rules `events.put` is given (none warns there)
+        #: places named only for the runtime to derive others from (none warns there): the
+        #: rules `events.put` is given, the signals `put_signal_with` is given
+        self.rule_places: set[str] = set()
         #: level function -> its loops as (index variable, JSON path step), for diagnostics
         self.loops: dict[str, list[tuple[str, str]]] = {}
         #: levels whose `cur` the level above proved to be an object (its required-field test)
@@ -510,7 +512,8 @@ class MappingGenerator:
                     w.level += 1
                 self._signal_call(w, sig, rec=signal_rec, el=sel, direct=direct)
                 w.level = start
-            else:
+            elif getattr(sig, "event_id", None) is not None or not self._signal_with(
+                    w, sig, rec=rec, el=el, direct=direct):
                 self._signal(w, sig, owner=owner, event=owner if event else None, el=el, tid=tid,
                              direct=direct)
         self._signal_table(w, table, rec=signal_rec, el=el, direct=direct, where=where)
@@ -569,6 +572,54 @@ class MappingGenerator:
             w.line(f"v = {value}")  # a long value on a line of its own keeps the call on one line
             value = "v"
         w.line(head + value + tail)
+
+    def _signal_with(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool) -> bool:
+        """A signal with metadata or a computed unit: one call of the runtime's
+        ``put_signal_with`` in its loops and condition, which checks the name, the value, and
+        only when the signal is emitted the unit and the metadata, as :meth:`_signal` does.
+
+        The call evaluates the unit's and the metadata's code before it knows whether the
+        signal is emitted, so only when that code cannot raise (no expression function, no
+        ordering comparison) and warns of nothing (the runtime checks them); else False,
+        nothing written. A name is checked in the call (before the value's code runs) when
+        that code may raise, else by the runtime."""
+        where = _where(sig.path)
+        trial = Writer(w.level)
+        uses = (sig.name, sig.value, sig.unit, sig.metadata, sig.when)
+        sel, _ = self._child_loops(trial, sig.loops, el, uses)
+        if sig.when is not None:
+            trial.line(f"if {self._test(sig.when, sel)}:")
+            trial.level += 1
+        text = _constant_text(sig.name)
+        name = literal(text) if text is not None else self.x.value(sig.name, sel, "s")
+        value = self.x.value(sig.value, sel, "s")
+        unit = _constant_text(sig.unit)
+        unit = literal(unit) if unit is not None else self.x.value(sig.unit, sel, "s")
+        metadata = self.x.value(sig.metadata, sel, "s")
+        if _RAISES.search(unit) or _RAISES.search(metadata):  # evaluated before the signal
+            return False  # is known to be emitted: only code that cannot raise (_signal's)
+        places = [where + ".value"]
+        if text is None and _RAISES.search(value):  # its warning before the value's failure
+            trial.line(f"n = coerce_nonempty_text(st, {name}, {literal(where + '.name')})")
+            name = "n"
+        elif text is None:
+            places.append(where + ".name")
+        args = ["st", rec, name, value, literal(where)]
+        if sig.unit is not None:
+            args.append(unit)
+            if _constant_text(sig.unit) is None:
+                places.append(where + ".unit")
+        if sig.metadata is not None:
+            args.append(f"metadata={metadata}")
+            if not isinstance(sig.metadata, ir.ObjectTemplate):
+                places.append(where + ".metadata")
+        if direct:
+            args.append("numbered=False")
+        self.runtime_places.update(places)
+        self.rule_places.add(where)  # named for the runtime to derive the places above
+        self._call(trial, "put_signal_with", args)
+        w.lines += trial.lines
+        return True
 
     def _child_loops(self, w: Writer, loops, as_el: str, uses=()) -> tuple[str, int]:
         """Open ``loops`` (a signal's or artifact's ``each``); the innermost element gets an

@@ -266,6 +266,28 @@ def event_signal(st, tid, eid, name, value, where, unit=None):
         _emit_signal(st, eid + ":" + name, tid, eid, name, value, unit)
 
 
+def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, numbered=True):
+    """:func:`put_signal` of a signal with a computed name or unit, or metadata: the name and
+    the value are checked (warnings at ``where``.name, .value), then, only for a signal
+    emitted, the unit and the metadata (.unit, .metadata). ``numbered`` False: the id is
+    ``<event id>:<name>`` (an event's signals with distinct literal names: event_signal's)."""
+    name = coerce_nonempty_text(st, name, where + ".name")
+    value = coerce_scalar(st, value, where + ".value")
+    if value is None or name is None:
+        return
+    oid = owner["id"]
+    sid = st.child_id(oid, name) if numbered else oid + ":" + name
+    if owner["record_type"] == "event":
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": owner["trajectory_id"]}
+        sig["event_id"] = oid
+    else:
+        sig = {"record_type": "signal", "id": sid, "trajectory_id": oid}
+    sig["name"], sig["value"] = name, value
+    put(sig, "unit", coerce_nonempty_text(st, unit, where + ".unit"))
+    put(sig, "metadata", coerce_object(st, metadata, where + ".metadata"))
+    st.emit(sig)
+
+
 def _signal_where(where, name):
     """Where a signal's value is in the spec (``records.trajectory.signals.reward.value``)."""
     return (where + "." + name if where.endswith(".signals") else where) + ".value"

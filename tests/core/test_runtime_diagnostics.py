@@ -74,3 +74,70 @@ def test_generated_adapter_prints_the_same_lines(case: Path, adapters, tmp_path)
         want.append(f"error: {expected['error']}")
     assert run.stderr.splitlines() == want
     assert run.returncode == (1 if expected["error"] else 0)
+
+
+def test_signals_with_unit_and_metadata_keep_their_records():
+    """The records of the case `signals-with-unit-and-metadata` (runtime's put_signal_with):
+    ids numbered per owner (``acc~2``), an event's own ``<event id>:<name>``, key order,
+    a unit or metadata left out when it is not text or an object."""
+    case = CASES / "signals-with-unit-and-metadata"
+    result = mapc.run(case / "spec.yaml", _input(case))
+    signals = [line for line in result.ndjson.decode().splitlines() if '"signal"' in line]
+    assert signals == [
+        '{"record_type":"signal","id":"evt@0.0:score","trajectory_id":"r1","event_id":"evt@0.0",'
+        '"name":"score","value":1,"unit":"7"}',
+        '{"record_type":"signal","id":"evt@0.0:pass","trajectory_id":"r1","event_id":"evt@0.0",'
+        '"name":"pass","value":"yes","metadata":{"by":"j1"}}',
+        '{"record_type":"signal","id":"evt@0.2:len","trajectory_id":"r1","event_id":"evt@0.2",'
+        '"name":"len","value":true,"unit":"bool","metadata":{"note":"n"}}',
+        '{"record_type":"signal","id":"evt@0.2:len~2","trajectory_id":"r1","event_id":"evt@0.2",'
+        '"name":"len","value":false,"unit":"bool","metadata":{}}',
+        '{"record_type":"signal","id":"r1:acc","trajectory_id":"r1","name":"acc","value":0.5}',
+        '{"record_type":"signal","id":"r1:acc~2","trajectory_id":"r1","name":"acc","value":2,'
+        '"metadata":{"k":1}}',
+        '{"record_type":"signal","id":"r1:grade.null","trajectory_id":"r1","name":"grade.null",'
+        '"value":1,"metadata":{}}',
+        '{"record_type":"signal","id":"r1:grade.acc","trajectory_id":"r1","name":"grade.acc",'
+        '"value":0.5,"metadata":{"grader":"g"}}',
+        '{"record_type":"signal","id":"r1:cost","trajectory_id":"r1","name":"cost","value":3}',
+    ]
+
+
+SIGNAL_VALUE_FAILS = """\
+mapc: 1
+name: signal-name-before-value
+source: {format: demo-graded-runs, container: json, probe: {require: [runs]}}
+records:
+  trajectory:
+    each: runs
+    id: id
+    signals:
+      - each: grades
+        name: "'len'"
+        value: value
+        metadata: {length: "length(grader)"}
+      - each: grades
+        name: name
+        value: "abs(value || `0`)"
+        metadata: {grader: grader}
+  events: {each: steps, kind: message, content: text}
+"""
+
+
+def test_signal_name_is_warned_before_its_value_fails(tmp_path):
+    """A computed name is checked before a value that may fail is evaluated (the generated
+    code checks it, not the runtime after the value); metadata that may fail is evaluated
+    only for a signal emitted (``length(7)`` would fail)."""
+    (tmp_path / "spec.yaml").write_text(SIGNAL_VALUE_FAILS, encoding="utf-8")
+    (tmp_path / "in.json").write_text(json.dumps({"runs": [{"id": "r1", "steps": [], "grades": [
+        {"name": "a", "value": -1, "grader": "g"},
+        {"name": "b", "value": None, "grader": 7},
+        {"name": {"x": 1}, "value": "high", "grader": "g"},
+    ]}]}), encoding="utf-8")
+    result = mapc.run(tmp_path / "spec.yaml", tmp_path / "in.json")
+    assert result.warning_messages == [
+        "$.runs[0]: records.trajectory.signals[1].name (spec.yaml:14): expected a string, "
+        "got object; omitted"]
+    assert result.error == (
+        "$.runs[0]: records.trajectory.signals[1].value (spec.yaml:15) cannot be evaluated: "
+        "abs() argument must be a number, got string")
