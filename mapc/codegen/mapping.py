@@ -844,18 +844,29 @@ class MappingGenerator:
         if t.when is not None:
             w.level -= 1
 
-    def _fusable(self, t: ir.EventTemplate) -> bool:
-        """Whether one ``events.put`` call (:meth:`_fused_event`) takes a rule's event: all but
-        ``raw``, the checked canonical fields (``branch_id``, ``context``..., ``metadata``
-        from an expression), artifacts, signals of other shapes and an event that expressions
-        read (``$event``), which :meth:`_event_record` writes as before."""
+    def _raw(self, t: ir.EventTemplate) -> bool:
+        """Whether a rule's event carries its source element (`raw`: the rule's, the events',
+        or the RLViz target's option)."""
+        return t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+
+    def _checked(self, t: ir.EventTemplate) -> list[str]:
+        """The fields of a rule that ``events.put_full`` checks (at ``<rule>.<name>``)."""
         can = dict(t.canonical)
-        raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
-        if raw or t.artifacts or "event" in self.used_vars:
-            return False
-        if any(k in can for k in ("branch_id", "alignment_key", "state_hash", "context")):
-            return False
+        checked = [k for k in ("branch_id", "alignment_key", "state_hash", "context") if k in can]
         if "metadata" in can and not isinstance(can["metadata"], ir.ObjectTemplate):
+            checked.append("metadata")
+        return checked
+
+    def _put_full(self, t: ir.EventTemplate) -> bool:
+        """Whether a fused rule's event is ``events.put_full``'s: it has fields ``events.put``
+        does not take."""
+        return bool(self._checked(t)) or self._raw(t)
+
+    def _fusable(self, t: ir.EventTemplate) -> bool:
+        """Whether one ``events.put`` or ``events.put_full`` call (:meth:`_fused_event`) takes
+        a rule's event: all but artifacts, signals of other shapes and an event that
+        expressions read (``$event``), which :meth:`_event_record` writes as before."""
+        if t.artifacts or "event" in self.used_vars:
             return False
         return self._direct_signals(t.signals) and all(
             s.metadata is None and s.event_id is None and (s.unit is None or _constant_text(s.unit) is not None)
@@ -876,11 +887,14 @@ class MappingGenerator:
 
     def _fused_event(self, w: Writer, t: ir.EventTemplate, el: str, default_id: str) -> None:
         """One ``events.put`` call (records_rt's ``TrajectoryEvents``): the leading fields,
-        then the rule's, by name.
+        then the rule's, by name; ``events.put_full`` for a rule with fields ``put`` does not
+        take (`branch_id`, `alignment_key`, `state_hash`, `context`, `raw`, `metadata` from
+        an expression: D85).
 
-        Expressions are evaluated in the spec's order (id, timestamp, parent, fields, metadata,
-        signals); ``put`` checks the timestamp and parent (D83: an element whose later
-        expression fails reports that failure, not also its timestamp's warning)."""
+        Expressions are evaluated in the spec's order (id, timestamp, parent, branch_id,
+        alignment_key, state_hash, fields, context, metadata, signals); the call checks the
+        timestamp, parent and the fields ``put_full`` takes, in that order (D83: an element
+        whose later expression fails reports that failure, not also their warnings)."""
         where = _where(t.path)
         idsrc = self._event_id(w, t, el, default_id)
         can = dict(t.canonical)
@@ -888,11 +902,17 @@ class MappingGenerator:
         values = [(key, self._field_value(sem[key], el)) for key, _ in t.semantic]
         layout = self._layout(t.kind, sem)
         made = {k: self.x.value(can[k], el, "s") for k in ("input", "output", "data") if k in can}
-        after = []
+        checked = self._checked(t)
+        self.runtime_places.update(f"{where}.{k}" for k in checked)
+        raw = self._raw(t)
+        put = "events.put_full" if checked or raw else "events.put"
+        after = [f"context={self.x.value(can['context'], el, 's')}"] if "context" in can else []
+        if raw:
+            after.append(f"raw={el}")
         if "metadata" in can:
             after.append(f"metadata={self.x.value(can['metadata'], el, 's')}")
         signals = self._fused_signals(t, el)
-        at = signals is not None
+        at = signals is not None or bool(checked)
         if signals is not None:
             after.append(f"signals=({signals})")
             self.runtime_places.add(where + ".signals")
@@ -922,6 +942,8 @@ class MappingGenerator:
             self.runtime_places.add(_where(parent.path))
         elif previous:
             args.append("parent_id=None")
+        args += [f"{k}={self.x.value(can[k], el, 's')}" for k in ("branch_id", "alignment_key", "state_hash")
+                 if k in can]
         later = t.signals if signals is None else ()
         var = "eid" if (later or t.semantic and self.semantics) else ""
         lead = [f"{idsrc}, {literal(t.kind)}"] + ([literal(where)] if at else [])
@@ -934,7 +956,8 @@ class MappingGenerator:
             for k, arg in enumerate(args):
                 key, src = arg.split("=", 1)
                 if _RAISES.search(src) or src.startswith("coerce_time("):
-                    var_name = "ts" if key in ("timestamp", "rfc3339") else "parent"
+                    var_name = {"timestamp": "ts", "rfc3339": "ts", "parent": "parent",
+                                "events_parent": "parent", "parent_id": "parent"}.get(key, key)
                     first.append((var_name, src))
                     moved[k] = f"{key}={var_name}"
         best = None
@@ -945,7 +968,7 @@ class MappingGenerator:
             trial = Writer(w.level)
             trial.lines += fields[0]
             call = lead + (args if inline else moved) + fields[1] + after
-            self._call(trial, f"{var} = events.put" if var else "events.put", call)
+            self._call(trial, f"{var} = {put}" if var else put, call)
             if best is None or len(trial.lines) <= len(best):
                 best = trial.lines
         w.lines += best
@@ -1056,7 +1079,7 @@ class MappingGenerator:
         w.lines += self._fields(w.level, values, layout, made)
         if "context" in can:
             self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
-        raw = t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+        raw = self._raw(t)
         args = "st, ev, srcloc"
         if raw or "metadata" in can:
             w.line('ev["source"] = srcloc')

@@ -91,8 +91,9 @@ def event_parent(st, tid, value, where):
     return st.parent_event(tid, coerce_id(st, value, where), where)
 
 
-# TrajectoryEvents.put's default for a parent it was not given (None is a value: no parent)
-NO_PARENT = object()
+# TrajectoryEvents' default for a parent or raw element it was not given (None is a value: no
+# parent, a null element)
+NOT_GIVEN = object()
 
 
 class TrajectoryEvents:
@@ -114,8 +115,8 @@ class TrajectoryEvents:
         self.seq = st.seq.get(tid, 0)
         self.prev = st.last.get(tid) if self.last else None
 
-    def put(self, eid, kind, at=None, *, timestamp=None, rfc3339=None, parent=NO_PARENT,
-            events_parent=NO_PARENT, parent_id=NO_PARENT, metadata=None, signals=(), **fields):
+    def put(self, eid, kind, at=None, *, timestamp=None, rfc3339=None, parent=NOT_GIVEN,
+            events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, metadata=None, signals=(), **fields):
         """Emit event ``eid`` of ``kind`` and return its id: the leading fields checked as the
         rule says, the rule's ``fields`` (input, output, data; a null one is left out) in the
         order given, then ``source`` and ``metadata``. Written as text by ``st.write_event``
@@ -132,11 +133,11 @@ class TrajectoryEvents:
         st, tid, seq = self.st, self.tid, self.seq
         if timestamp is not None:
             rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
-        if parent is not NO_PARENT:
+        if parent is not NOT_GIVEN:
             parent_id = event_parent(st, tid, parent, at + ".parent")
-        elif events_parent is not NO_PARENT:
+        elif events_parent is not NOT_GIVEN:
             parent_id = event_parent(st, tid, events_parent, "records.events.parent")
-        elif parent_id is NO_PARENT:
+        elif parent_id is NOT_GIVEN:
             parent_id = self.prev if self.previous else None
         if None in fields.values():
             fields = {name: value for name, value in fields.items() if value is not None}
@@ -148,6 +149,52 @@ class TrajectoryEvents:
             st.remember_event(tid, eid)
         if st.sem is not None:
             st.sem[eid] = {"kind": kind}
+        for name, value, unit in signals:
+            event_signal(st, tid, eid, name, value, at + ".signals", unit)
+        return eid
+
+    def put_full(self, eid, kind, at=None, *, timestamp=None, rfc3339=None, parent=NOT_GIVEN,
+                 events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, branch_id=None,
+                 alignment_key=None, state_hash=None, context=None, raw=NOT_GIVEN, metadata=None,
+                 signals=(), **fields):
+        """:meth:`put` for the rules with fields it does not take (a method of its own: each
+        keyword ``put`` declared would cost its every call, D85). After the timestamp and
+        parent, in the record's order, each checked at ``<at>.<name>``: ``branch_id`` (an id),
+        ``alignment_key`` and ``state_hash`` (non-empty texts), written before the rule's
+        ``fields``; ``context`` (an object), after them; ``metadata`` (an object). ``raw``:
+        the source element, written after ``source``: that event is emitted as a record."""
+        st, tid = self.st, self.tid
+        if timestamp is not None:
+            rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
+        if parent is not NOT_GIVEN:
+            parent_id = event_parent(st, tid, parent, at + ".parent")
+        elif events_parent is not NOT_GIVEN:
+            parent_id = event_parent(st, tid, events_parent, "records.events.parent")
+        lead = {}
+        if branch_id is not None:
+            lead["branch_id"] = coerce_id(st, branch_id, at + ".branch_id")
+        if alignment_key is not None:
+            lead["alignment_key"] = coerce_nonempty_text(st, alignment_key, at + ".alignment_key")
+        if state_hash is not None:
+            lead["state_hash"] = coerce_nonempty_text(st, state_hash, at + ".state_hash")
+        lead.update(fields)
+        if context is not None:
+            lead["context"] = coerce_object(st, context, at + ".context")
+        if metadata is not None and metadata.__class__ is not dict:
+            metadata = coerce_object(st, metadata, at + ".metadata")
+        if raw is NOT_GIVEN:
+            return self.put(eid, kind, at, rfc3339=rfc3339, parent_id=parent_id,
+                            metadata=metadata, signals=signals, **lead)
+        if parent_id is NOT_GIVEN:
+            parent_id = self.prev if self.previous else None
+        if None in lead.values():
+            lead = {name: value for name, value in lead.items() if value is not None}
+        ev = event_dict(tid, self.seq, eid, kind, rfc3339, parent_id, lead, self.srcloc, None)
+        ev["raw"] = raw
+        if metadata is not None:
+            ev["metadata"] = metadata
+        self.prev = emit_event(st, ev, None, self.remember)
+        self.seq += 1
         for name, value, unit in signals:
             event_signal(st, tid, eid, name, value, at + ".signals", unit)
         return eid
@@ -173,8 +220,9 @@ def emit_event(st, ev, srcloc=None, remember=False):
     """Finish an event built by :func:`event_record` and the rule (its ``source`` location
     last, unless set already), emit it (written as text by ``st.write_event`` when
     write_canonical has one), remember its id for later parent tests (``remember``) and
-    return it: what :meth:`TrajectoryEvents.put` does for the rules whose fields it does not
-    take (``raw``, ``context``, an event that expressions read as ``$event``...)."""
+    return it: what :meth:`TrajectoryEvents.put` does for the rules it does not take (with
+    artifacts, with signals of other shapes, events that expressions read as ``$event``), and
+    ``put_full`` for an event with ``raw``."""
     write = st.write_event
     if srcloc is None:
         st.emit(ev)
