@@ -255,6 +255,52 @@ def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
     assert any("records.events.rules[1].signals.s.value" in m for m in kept.messages)
 
 
+
+def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
+    """TrajectoryEvents.put_full (D85) as write_canonical writes it gives the bytes of the
+    records it emits to collect_records, encoded; its fields in the record's order (a raw
+    event is a record, written after its source); its checks warn at the rule's places, in
+    that order."""
+    ns = runtime_names(mapping_runtime())
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"a": 1}\n{"a": "é"}\n')
+
+    def map_source(src, st, emit):
+        st.src, st.emit = src, emit
+        events = ns["TrajectoryEvents"](st, "t", {"path": "x.json"}, remember=True, previous=True)
+        for number, value, loc in src.lines(st):
+            events.srcloc = loc
+            events.put_full(f"evt@L{number}", "state", "records.events.rules[0]", timestamp="soon",
+                            parent="nope", branch_id=number, alignment_key=["k"], state_hash="h",
+                            input=value, context={"c": None}, raw=value, metadata="m",
+                            signals=(("s", number, None),))
+            events.put_full(f"evt@L{number}.1", "grader", "records.events.rules[1]", branch_id={"b": 1},
+                            alignment_key="k", output=None, data=value, context=[1], metadata={"k": 1})
+            events.put_full(f"evt@L{number}.2", "log", data=None, raw=None, metadata=ns["compact"](a=None))
+        events.close()
+
+    out = io.BytesIO()
+    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
+    encode = ns["compact_encoder"]()
+    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
+    assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 2 * 4
+    assert (written.warnings, written.messages) == (kept.warnings, kept.messages)
+    lead = ["record_type", "id", "trajectory_id", "sequence", "kind"]
+    assert [list(r) for r in records[:4]] == [
+        lead + ["branch_id", "state_hash", "input", "context", "source", "raw"],
+        ["record_type", "id", "trajectory_id", "event_id", "name", "value"],
+        lead + ["parent_id", "alignment_key", "data", "source", "metadata"],
+        lead + ["parent_id", "source", "raw", "metadata"],
+    ]
+    assert records[0]["branch_id"] == "1" and records[3]["raw"] is None and records[3]["metadata"] == {}
+    assert [m.split(":")[0] for m in kept.messages[:7]] == [
+        "records.events.rules[0].timestamp", "records.events.rules[0].parent",
+        "records.events.rules[0].alignment_key", "records.events.rules[0].metadata",
+        "records.events.rules[1].branch_id", "records.events.rules[1].context",
+        "records.events.rules[0].timestamp"]
+
 def test_function_local_imports_stay_local():
     # hashlib (OpenSSL), csv and gzip are imported by the few units that use them, so an
     # adapter's start-up does not load them: no runtime module imports them at its top

@@ -171,3 +171,28 @@ def test_merge_keys_give_a_mapping_the_keys_of_another(tmp_path):
     code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
     # the tool rule extends the shared block: its function, then its own key
     assert '**x_records_events_rules_0_metadata(el0, s), tool_type=el0.get("kind")' in code
+
+
+def test_checked_fields_and_raw_are_one_call_with_the_records_order(tmp_path):
+    """`raw`, `alignment_key`, `branch_id`, `state_hash`, `context` and an expression's
+    `metadata` go to one `events.put_full` call (D85); the events keep the key order they were
+    built in before (the writer's text and the record's: event_record's fields, then
+    branch_id, alignment_key, state_hash, the rule's fields, context, source, raw, metadata)."""
+    case = CASES / "checked-fields-and-raw"
+    result = mapc.run(case / "spec.yaml", case / "steps.jsonl")
+    assert result.ok and result.warning_messages == []
+    events = [json.loads(line) for line in result.ndjson.splitlines() if b'"record_type":"event"' in line]
+    lead = ["record_type", "id", "trajectory_id", "sequence", "kind"]
+    assert [list(e) for e in events] == [
+        lead + ["alignment_key", "input", "source"],
+        lead + ["timestamp", "parent_id", "alignment_key", "input", "output", "context", "source", "raw",
+                "metadata"],
+        lead + ["parent_id", "branch_id", "state_hash", "data", "context", "source", "metadata"],
+        lead + ["timestamp", "parent_id", "alignment_key", "input", "context", "source", "raw", "metadata"],
+        lead + ["parent_id", "data", "source"],
+    ]
+    assert events[1]["raw"]["span_id"] == "s1" and events[2]["branch_id"] == "2"  # coerce_id's text
+    mapc.build(case / "spec.yaml", "rlviz", tmp_path / "out", validate=False, test=False)
+    code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
+    assert code.count("events.put_full(") == 3 and code.count("events.put(") == 1
+    assert "event_record(" not in code and "emit_event(" not in code and "coerce_" not in code
