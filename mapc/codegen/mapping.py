@@ -889,7 +889,7 @@ class MappingGenerator:
         """One ``events.put`` call (records_rt's ``TrajectoryEvents``): the leading fields,
         then the rule's, by name; ``events.put_full`` for a rule with fields ``put`` does not
         take (`branch_id`, `alignment_key`, `state_hash`, `context`, `raw`, `metadata` from
-        an expression: D85).
+        an expression: D86).
 
         Expressions are evaluated in the spec's order (id, timestamp, parent, branch_id,
         alignment_key, state_hash, fields, context, metadata, signals); the call checks the

@@ -153,16 +153,18 @@ class TrajectoryEvents:
             event_signal(st, tid, eid, name, value, at + ".signals", unit)
         return eid
 
-    def put_full(self, eid, kind, at=None, *, timestamp=None, rfc3339=None, parent=NOT_GIVEN,
-                 events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, branch_id=None,
-                 alignment_key=None, state_hash=None, context=None, raw=NOT_GIVEN, metadata=None,
-                 signals=(), **fields):
+    def put_full(self, eid, kind, at=None, timestamp=None, rfc3339=None, parent=NOT_GIVEN,
+                 events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, branch_id=None, alignment_key=None,
+                 state_hash=None, input=None, output=None, data=None, context=None,
+                 raw=NOT_GIVEN, metadata=None, signals=()):
         """:meth:`put` for the rules with fields it does not take (a method of its own: each
-        keyword ``put`` declared would cost its every call, D85). After the timestamp and
+        keyword ``put`` declared would cost its every call, D86). After the timestamp and
         parent, in the record's order, each checked at ``<at>.<name>``: ``branch_id`` (an id),
         ``alignment_key`` and ``state_hash`` (non-empty texts), written before the rule's
-        ``fields``; ``context`` (an object), after them; ``metadata`` (an object). ``raw``:
-        the source element, written after ``source``: that event is emitted as a record."""
+        fields; ``context`` (an object), after them; ``metadata`` (an object). ``raw``: the
+        source element, written after ``source``: that event is emitted as a record. (Every
+        argument has a name: a keyword ``**fields`` takes, or one with no default of its own
+        in a dict, costs a call more.)"""
         st, tid = self.st, self.tid
         if timestamp is not None:
             rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
@@ -170,31 +172,45 @@ class TrajectoryEvents:
             parent_id = event_parent(st, tid, parent, at + ".parent")
         elif events_parent is not NOT_GIVEN:
             parent_id = event_parent(st, tid, events_parent, "records.events.parent")
-        lead = {}
+        elif parent_id is NOT_GIVEN:
+            parent_id = self.prev if self.previous else None
+        seq = self.seq  # a raw event is a record: its fields go after event_record's
+        out = {} if raw is NOT_GIVEN else event_record(tid, seq, eid, kind, rfc3339, parent_id)
         if branch_id is not None:
-            lead["branch_id"] = coerce_id(st, branch_id, at + ".branch_id")
+            out["branch_id"] = coerce_id(st, branch_id, at + ".branch_id")
         if alignment_key is not None:
-            lead["alignment_key"] = coerce_nonempty_text(st, alignment_key, at + ".alignment_key")
+            out["alignment_key"] = coerce_nonempty_text(st, alignment_key, at + ".alignment_key")
         if state_hash is not None:
-            lead["state_hash"] = coerce_nonempty_text(st, state_hash, at + ".state_hash")
-        lead.update(fields)
+            out["state_hash"] = coerce_nonempty_text(st, state_hash, at + ".state_hash")
+        if input is not None:
+            out["input"] = input
+        if output is not None:
+            out["output"] = output
+        if data is not None:
+            out["data"] = data
         if context is not None:
-            lead["context"] = coerce_object(st, context, at + ".context")
+            out["context"] = coerce_object(st, context, at + ".context")
         if metadata is not None and metadata.__class__ is not dict:
             metadata = coerce_object(st, metadata, at + ".metadata")
+        if None in out.values():
+            out = {name: value for name, value in out.items() if value is not None}
         if raw is NOT_GIVEN:
-            return self.put(eid, kind, at, rfc3339=rfc3339, parent_id=parent_id,
-                            metadata=metadata, signals=signals, **lead)
-        if parent_id is NOT_GIVEN:
-            parent_id = self.prev if self.previous else None
-        if None in lead.values():
-            lead = {name: value for name, value in lead.items() if value is not None}
-        ev = event_dict(tid, self.seq, eid, kind, rfc3339, parent_id, lead, self.srcloc, None)
-        ev["raw"] = raw
-        if metadata is not None:
-            ev["metadata"] = metadata
-        self.prev = emit_event(st, ev, None, self.remember)
-        self.seq += 1
+            write, srcloc = st.write_event, self.srcloc
+            if write is None or not write(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
+                                          metadata):
+                st.emit(event_dict(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
+                                   metadata))
+        else:
+            out["source"] = self.srcloc
+            out["raw"] = raw
+            if metadata is not None:
+                out["metadata"] = metadata
+            st.emit(out)
+        self.seq, self.prev = seq + 1, eid
+        if self.remember:
+            st.remember_event(tid, eid)
+        if st.sem is not None:
+            st.sem[eid] = {"kind": kind}
         for name, value, unit in signals:
             event_signal(st, tid, eid, name, value, at + ".signals", unit)
         return eid
@@ -220,9 +236,9 @@ def emit_event(st, ev, srcloc=None, remember=False):
     """Finish an event built by :func:`event_record` and the rule (its ``source`` location
     last, unless set already), emit it (written as text by ``st.write_event`` when
     write_canonical has one), remember its id for later parent tests (``remember``) and
-    return it: what :meth:`TrajectoryEvents.put` does for the rules it does not take (with
-    artifacts, with signals of other shapes, events that expressions read as ``$event``), and
-    ``put_full`` for an event with ``raw``."""
+    return it: what :meth:`TrajectoryEvents.put` does for the rules neither it nor
+    ``put_full`` takes (with artifacts, with signals of other shapes, events that expressions
+    read as ``$event``)."""
     write = st.write_event
     if srcloc is None:
         st.emit(ev)

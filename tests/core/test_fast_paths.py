@@ -257,7 +257,7 @@ def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
 
 
 def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
-    """TrajectoryEvents.put_full (D85) as write_canonical writes it gives the bytes of the
+    """TrajectoryEvents.put_full (D86) as write_canonical writes it gives the bytes of the
     records it emits to collect_records, encoded; its fields in the record's order (a raw
     event is a record, written after its source); its checks warn at the rule's places, in
     that order."""

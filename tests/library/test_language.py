@@ -175,7 +175,7 @@ def test_merge_keys_give_a_mapping_the_keys_of_another(tmp_path):
 
 def test_checked_fields_and_raw_are_one_call_with_the_records_order(tmp_path):
     """`raw`, `alignment_key`, `branch_id`, `state_hash`, `context` and an expression's
-    `metadata` go to one `events.put_full` call (D85); the events keep the key order they were
+    `metadata` go to one `events.put_full` call (D86); the events keep the key order they were
     built in before (the writer's text and the record's: event_record's fields, then
     branch_id, alignment_key, state_hash, the rule's fields, context, source, raw, metadata)."""
     case = CASES / "checked-fields-and-raw"
