@@ -154,18 +154,16 @@ class TrajectoryEvents:
         return eid
 
     def put_full(self, eid, kind, at=None, timestamp=None, rfc3339=None, parent=NOT_GIVEN,
-                 events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, branch_id=None, alignment_key=None,
-                 state_hash=None, input=None, output=None, data=None, context=None,
-                 raw=NOT_GIVEN, metadata=None, signals=()):
+                 events_parent=NOT_GIVEN, parent_id=NOT_GIVEN, input=None, output=None,
+                 data=None, raw=NOT_GIVEN, metadata=None, signals=(), **checked):
         """:meth:`put` for the rules with fields it does not take (a method of its own: each
-        keyword ``put`` declared would cost its every call, D86). After the timestamp and
-        parent, in the record's order, each checked at ``<at>.<name>``: ``branch_id`` (an id),
-        ``alignment_key`` and ``state_hash`` (non-empty texts), written before the rule's
-        fields; ``context`` (an object), after them; ``metadata`` (an object). ``raw``: the
-        source element, written after ``source``: that event is emitted as a record. (Every
-        argument has a name: a keyword ``**fields`` takes, or one with no default of its own
-        in a dict, costs a call more.)"""
-        st, tid = self.st, self.tid
+        keyword ``put`` declared would cost its every call, D86). ``checked``: ``branch_id``
+        (an id), ``alignment_key`` and ``state_hash`` (non-empty texts), written before the
+        rule's fields, ``context`` (an object), after them; each checked at ``<at>.<name>``
+        after the timestamp and parent, in the record's order, then ``metadata`` (an object).
+        ``raw``: the source element, written after ``source``: that event is emitted as a
+        record."""
+        st, tid, seq = self.st, self.tid, self.seq
         if timestamp is not None:
             rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
         if parent is not NOT_GIVEN:
@@ -174,22 +172,28 @@ class TrajectoryEvents:
             parent_id = event_parent(st, tid, events_parent, "records.events.parent")
         elif parent_id is NOT_GIVEN:
             parent_id = self.prev if self.previous else None
-        seq = self.seq  # a raw event is a record: its fields go after event_record's
-        out = {} if raw is NOT_GIVEN else event_record(tid, seq, eid, kind, rfc3339, parent_id)
-        if branch_id is not None:
-            out["branch_id"] = coerce_id(st, branch_id, at + ".branch_id")
-        if alignment_key is not None:
-            out["alignment_key"] = coerce_nonempty_text(st, alignment_key, at + ".alignment_key")
-        if state_hash is not None:
-            out["state_hash"] = coerce_nonempty_text(st, state_hash, at + ".state_hash")
+        if raw is NOT_GIVEN:
+            out = {}
+        else:  # a record: its fields after event_record's
+            out = {"record_type": "event", "id": eid, "trajectory_id": tid, "sequence": seq,
+                   "kind": kind}
+            if rfc3339 is not None:
+                out["timestamp"] = rfc3339
+            if parent_id is not None:
+                out["parent_id"] = parent_id
+        if checked:
+            for name, check in (("branch_id", coerce_id), ("alignment_key", coerce_nonempty_text),
+                                ("state_hash", coerce_nonempty_text)):
+                if checked.get(name) is not None:
+                    out[name] = check(st, checked[name], at + "." + name)
         if input is not None:
             out["input"] = input
         if output is not None:
             out["output"] = output
         if data is not None:
             out["data"] = data
-        if context is not None:
-            out["context"] = coerce_object(st, context, at + ".context")
+        if checked and checked.get("context") is not None:
+            out["context"] = coerce_object(st, checked["context"], at + ".context")
         if metadata is not None and metadata.__class__ is not dict:
             metadata = coerce_object(st, metadata, at + ".metadata")
         if None in out.values():
