@@ -207,6 +207,18 @@ def test_events_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
     assert b'"source":{"path":"t.jsonl","line":3,"byte_offset":10,"byte_length":12}}' in expected[4]
 
 
+def _written_and_collected(ns, map_source, trace):
+    """``map_source`` run on ``trace`` by write_canonical (its lines, without the complete
+    record) and by collect_records (the lines its records encode to), with both states and
+    the records."""
+    out = io.BytesIO()
+    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
+    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
+    encode = ns["compact_encoder"]()
+    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
+    return out.getvalue().split(b"\n")[:-2], expected, written, records, kept
+
 def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
     """TrajectoryEvents.put (one call an event, D82) as write_canonical writes it, as text,
     gives the bytes of the records it emits to collect_records, encoded: null fields left
@@ -233,14 +245,9 @@ def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
                 events.put(f"evt@L{number}.3", "log", events_parent={"x": 1}, parent_id="ignored")
             events.close()
 
-    out = io.BytesIO()
-    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
-    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
-    encode = ns["compact_encoder"]()
-    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
+    lines, expected, written, records, kept = _written_and_collected(ns, map_source, trace)
     # per line and trajectory: 4 events and signal v (s is an object, u an array: warned)
-    assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 2 * 2 * (4 + 1)
+    assert lines == expected and len(expected) == 2 * 2 * (4 + 1)
     assert (written.warnings, written.messages) == (kept.warnings, kept.messages)
     first = [r for r in records if r["record_type"] == "event"][:4]
     assert first[0]["timestamp"] == "2025-01-04T14:13:20Z" and first[0]["sequence"] == 0
@@ -253,7 +260,6 @@ def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
     assert any(m.startswith("records.events.parent") for m in kept.messages)
     assert any("records.events.rules[1].signals.u.value" in m for m in kept.messages)
     assert any("records.events.rules[1].signals.s.value" in m for m in kept.messages)
-
 
 
 def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
@@ -279,13 +285,8 @@ def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
             events.put_full(f"evt@L{number}.2", "log", data=None, raw=None, metadata=ns["compact"](a=None))
         events.close()
 
-    out = io.BytesIO()
-    written = ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), out)
-    records, kept = ns["collect_records"](map_source, ns["SourceFile"](str(trace)))
-    encode = ns["compact_encoder"]()
-    ascii_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
-    expected = [ns["encode_line"](encode(r), ascii_encode) for r in records]
-    assert out.getvalue().split(b"\n")[:-2] == expected and len(expected) == 2 * 4
+    lines, expected, written, records, kept = _written_and_collected(ns, map_source, trace)
+    assert lines == expected and len(expected) == 2 * 4
     assert (written.warnings, written.messages) == (kept.warnings, kept.messages)
     lead = ["record_type", "id", "trajectory_id", "sequence", "kind"]
     assert [list(r) for r in records[:4]] == [
