@@ -192,12 +192,13 @@ class TrajectoryEvents:
             out["output"] = output
         if data is not None:
             out["data"] = data
-        if checked and checked.get("context") is not None:
-            out["context"] = coerce_object(st, checked["context"], at + ".context")
+        if checked:
+            if checked.get("context") is not None:
+                out["context"] = coerce_object(st, checked["context"], at + ".context")
+            if None in out.values():  # a check failed
+                out = {name: value for name, value in out.items() if value is not None}
         if metadata is not None and metadata.__class__ is not dict:
             metadata = coerce_object(st, metadata, at + ".metadata")
-        if None in out.values():
-            out = {name: value for name, value in out.items() if value is not None}
         if raw is NOT_GIVEN:
             write, srcloc = st.write_event, self.srcloc
             if write is None or not write(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
