@@ -201,7 +201,25 @@ def _wrap(line: str, width: int, in_brackets: bool = False) -> list[str] | None:
     exploded = _explode(indent, text, toks, trailing, width) if _is_op(toks[-1], _CLOSE) else None
     if exploded is None and splittable:
         return _split_operators(indent, text, toks, trailing, width, _ARITHMETIC)
+    if exploded is None and not in_brackets:
+        return _parenthesized(indent, text, width)
     return exploded
+
+
+_VALUE_STATEMENT = re.compile(r"(return |[A-Za-z_][\w.]* = )(?!\()")
+
+
+def _parenthesized(indent: str, text: str, width: int) -> list[str] | None:
+    """``x = a if c else b`` (or ``return ...``) too long, not ending in a bracket: its value in
+    parentheses, split inside them as black does (``x = (``, the value's parts, ``)``)."""
+    m = _VALUE_STATEMENT.match(text)
+    if m is None:
+        return None
+    inner = indent + "    " + text[m.end():]
+    body = _wrap(inner, width, in_brackets=True)
+    if body is None or len(body) < 2:
+        return None
+    return [indent + m.group(1) + "("] + body + [indent + ")"]
 
 
 def _explode(indent: str, text: str, toks, trailing: str, width: int) -> list[str] | None:

@@ -83,3 +83,17 @@ def test_every_generated_statement_keeps_its_meaning():
                     assert long == [], f"{spec_path.name} {name} {rel}: {long}"
                     checked += 1
     assert checked >= 20
+
+
+def test_a_long_conditional_value_is_split_in_parentheses_not_at_a_short_string():
+    line = ('    v2 = _jp_join(":", [_jp_path(scope.get("trajectory"), ("id",)), "score", v1]) '
+            'if _jp_truthy(v1) else v1')
+    assert wrap_line(line) == [
+        "    v2 = (",
+        '        _jp_join(":", [_jp_path(scope.get("trajectory"), ("id",)), "score", v1])',
+        "        if _jp_truthy(v1)",
+        "        else v1",
+        "    )",
+    ]
+    ret = "    return " + line[9:]
+    assert wrap_line(ret)[0] == "    return (" and wrap_line(ret)[-1] == "    )"
