@@ -541,6 +541,14 @@ INLINE_CASES = [
     ("get(@, `true`)", [1, 2]),
     ("get(@, `0`)", "ab"),
     ("get($case, 'id') || parse_json(@)", "1e999"),
+    # multiselects of the current value: a display, null for null, nulls kept for a non-object
+    ("{id: id, name: function || 'unknown', args: arguments || `{}`}", {"id": 1, "function": ""}),
+    ("{id: id, name: function || 'unknown'}", None),
+    ("{id: id, name: function || 'unknown'}", "text"),
+    ("[id, kind]", {"kind": "tool"}),
+    ("[id, kind]", None),
+    ("[id, kind]", [1, 2]),
+    ("{target: target}", {"target": [1]}),
 ]
 
 
@@ -947,3 +955,18 @@ def test_object_root_and_logical_shapes_keep_jmespath_semantics(text, shape, obj
             assert got == expected, (text, data, variant is as_object, got, expected)
             if got[0] == "ok":
                 assert type(got[1]) is type(expected[1])
+
+
+def test_a_multiselect_of_an_object_loses_its_null_test_where_the_value_is_one():
+    from mapc.codegen.expressions import ExprTable
+
+    table = ExprTable()
+    e = compile_expression("{id: id, kind: kind}")
+    assert e.inline_source("el0", "s") == (
+        '{"id": el0.get("id") if isinstance(el0, dict) else None, "kind": el0.get("kind") '
+        'if isinstance(el0, dict) else None} if el0 is not None else None')
+    table.known_dicts.add("el0")
+    assert table.assume_dicts(e.inline_source("el0", "s")) == '{"id": el0.get("id"), "kind": el0.get("kind")}'
+    # a long one stays a function of its own
+    long = "{" + ", ".join(f"field_{i}: some_field_{i}" for i in range(8)) + "}"
+    assert compile_expression(long).inline_source("el0", "s") is None

@@ -45,6 +45,8 @@ class ExprTable:
             # in parentheses of its own (an operand), not a call's: they go too
             src = re.sub(rf"(?<![\w)\]])\({read}\)|{read}",
                          lambda m: f"{target}.get({m.group(1) or m.group(2)})", src)
+        for var in sorted(self.known_dicts):  # a multiselect's null test of an object
+            src = re.sub(rf"^([{{\[].*[}}\]]) if {re.escape(var)} is not None else None$", r"\1", src)
         return src
 
     def call(self, e: ir.Expr, data: str, scope: str) -> str:

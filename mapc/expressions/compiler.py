@@ -1022,6 +1022,8 @@ class InlineCompiler:
             return Expr(f"not {t.paren(NOT)}", NOT, pure=e.pure, boolean=True, nonnull=True)
         if kind in ("and_expression", "or_expression"):
             return self._logical(node, kind == "or_expression")
+        if kind in ("multi_select_dict", "multi_select_list"):
+            return self._multi_select(node, kind == "multi_select_dict")
         if kind == "function_expression" and self._never_raises(node):
             args = [self.compile(child) for child in node["children"]]
             if any(a is None for a in args):
@@ -1036,6 +1038,23 @@ class InlineCompiler:
             return Expr(src, ATOM,
                         pure=all(a.pure for a in args), nonnull=node["value"] in NON_NULL_FUNCTIONS)
         return None
+
+    def _multi_select(self, node: dict, is_dict: bool) -> Expr | None:
+        """``{a: x, b: y}`` / ``[x, y]`` of the current value: a display, null for a null value
+        (the guard goes where the value is known to be an object: ``ExprTable.assume_dicts``)."""
+        children = [c["children"][0] for c in node["children"]] if is_dict else node["children"]
+        parts = [self.compile(child) for child in children]
+        if any(p is None for p in parts):
+            return None
+        if is_dict:
+            items = [f"{literal_source(c['value'])}: {p.src}" for c, p in zip(node["children"], parts)]
+            display = "{" + ", ".join(items) + "}"
+        else:
+            display = "[" + ", ".join(p.src for p in parts) + "]"
+        if len(_DICT_GUARD.sub("", display)) > 120:
+            return None  # a function of its own reads better
+        return Expr(f"{display} if {self.data} is not None else None", COND,
+                    pure=all(p.pure for p in parts))
 
     @staticmethod
     def _never_raises(node: dict) -> bool:
