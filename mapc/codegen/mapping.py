@@ -512,8 +512,7 @@ class MappingGenerator:
                     w.level += 1
                 self._signal_call(w, sig, rec=signal_rec, el=sel, direct=direct)
                 w.level = start
-            elif getattr(sig, "event_id", None) is not None or not self._signal_with(
-                    w, sig, rec=rec, el=el, direct=direct):
+            elif not self._signal_with(w, sig, rec=rec, el=el, direct=direct):
                 self._signal(w, sig, owner=owner, event=owner if event else None, el=el, tid=tid,
                              direct=direct)
         self._signal_table(w, table, rec=signal_rec, el=el, direct=direct, where=where)
@@ -615,6 +614,14 @@ class MappingGenerator:
                 places.append(where + ".metadata")
         if direct:
             args.append("numbered=False")
+        event_id = getattr(sig, "event_id", None)  # a trajectory's signal naming its event
+        if event_id == "last":
+            args.append("last=True")
+        elif event_id is not None:
+            src = self.x.value(event_id, sel, "s")
+            # code that may raise runs only for a signal emitted, as the name and value allow
+            args.append(f"event_id=lambda: {src}" if _RAISES.search(src) else f"event_id={src}")
+            places.append(where + ".event_id")
         self.runtime_places.update(places)
         self.rule_places.add(where)  # named for the runtime to derive the places above
         self._call(trial, "put_signal_with", args)

@@ -335,11 +335,15 @@ def event_signal(st, tid, eid, name, value, where, unit=None):
         _emit_signal(st, eid + ":" + name, tid, eid, name, value, unit)
 
 
-def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, numbered=True):
-    """:func:`put_signal` of a signal with a computed name or unit, or metadata: the name and
-    the value are checked (warnings at ``where``.name, .value), then, only for a signal
-    emitted, the unit and the metadata (.unit, .metadata). ``numbered`` False: the id is
-    ``<event id>:<name>`` (an event's signals with distinct literal names: event_signal's)."""
+def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, numbered=True,
+                    event_id=None, last=False):
+    """:func:`put_signal` of a signal with a computed name or unit, metadata or an event: the
+    name and the value are checked (warnings at ``where``.name, .value), then, only for a
+    signal emitted, the event, the unit and the metadata (.event_id, .unit, .metadata).
+    ``numbered`` False: the id is ``<event id>:<name>`` (an event's signals with distinct
+    literal names: event_signal's). A trajectory's signal names its event with ``event_id``
+    (an id, or a function computing it, called only for a signal emitted; dropped with a
+    warning unless the trajectory has that event) or ``last`` (its last event, if any)."""
     name = coerce_nonempty_text(st, name, where + ".name")
     value = coerce_scalar(st, value, where + ".value")
     if value is None or name is None:
@@ -351,10 +355,26 @@ def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, num
         sig["event_id"] = oid
     else:
         sig = {"record_type": "signal", "id": sid, "trajectory_id": oid}
+        event = st.last.get(oid) if last else _owning_event(st, oid, event_id, where)
+        if event is not None:
+            sig["event_id"] = event
     sig["name"], sig["value"] = name, value
     put(sig, "unit", coerce_nonempty_text(st, unit, where + ".unit"))
     put(sig, "metadata", coerce_object(st, metadata, where + ".metadata"))
     st.emit(sig)
+
+
+def _owning_event(st, tid, event_id, where):
+    """The event a trajectory's signal names (``event_id``: an id, a function giving one, or
+    None), when trajectory ``tid`` has it; else None, with a warning for an id it lacks."""
+    if event_id is None:
+        return None
+    place = where + ".event_id"
+    event = coerce_id(st, event_id() if callable(event_id) else event_id, place)
+    if event is not None and not st.has_event(tid, event):
+        st.warn(place, f"{event!r} is not an event of this trajectory; event_id dropped")
+        return None
+    return event
 
 
 def _signal_where(where, name):

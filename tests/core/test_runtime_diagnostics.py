@@ -141,3 +141,32 @@ def test_signal_name_is_warned_before_its_value_fails(tmp_path):
     assert result.error == (
         "$.runs[0]: records.trajectory.signals[1].value (spec.yaml:15) cannot be evaluated: "
         "abs() argument must be a number, got string")
+
+
+def test_an_event_id_that_may_fail_is_computed_only_for_a_signal_emitted(tmp_path):
+    """A trajectory's signal naming its event (`event_id`): an expression that may raise is
+    passed as a function, called after the name and value are checked; an id the trajectory
+    lacks is dropped with a warning at its place."""
+    (tmp_path / "spec.yaml").write_text(
+        "mapc: 1\nname: owned\nsource: {format: demo, container: json, probe: {require: [runs]}}\n"
+        "records:\n  trajectory:\n    each: runs\n    id: id\n    signals:\n"
+        "      - each: grades\n        name: name\n        value: value\n"
+        "        event_id: \"join('-', ['s', step])\"\n"
+        "  events: {each: steps, id: \"join('-', ['s', id])\", kind: log, data: \"@\"}\n"
+        "fixtures: [in.json]\n",
+        encoding="utf-8")
+    (tmp_path / "in.json").write_text(json.dumps({"runs": [{"id": "r1", "steps": [{"id": "1"}], "grades": [
+        {"name": "a", "value": 1, "step": "1"},
+        {"name": "b", "value": None, "step": 7},  # null value: its event_id (join of 7) never runs
+        {"name": "c", "value": 2, "step": "9"},
+    ]}]}), encoding="utf-8")
+    result = mapc.run(tmp_path / "spec.yaml", tmp_path / "in.json")
+    assert result.error is None
+    assert result.warning_messages == [
+        "$.runs[0]: records.trajectory.signals[0].event_id (spec.yaml:12): 's-9' is not an event "
+        "of this trajectory; event_id dropped"]
+    signals = {r["name"]: r.get("event_id") for r in result.records if r["record_type"] == "signal"}
+    assert signals == {"a": "s-1", "c": None}
+    mapc.build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out", validate=False, test=False)
+    code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
+    assert "event_id=lambda: x_records_trajectory_signals_0_event_id(" in code
