@@ -20,24 +20,33 @@ def compact(obj=None, /, **members):
     """An object template's value: ``obj`` (or the keyword members) without its null members."""
     if obj is None:
         obj = members
-    if None in obj.values():
-        return {name: value for name, value in obj.items() if value is not None}
+    for value in obj.values():  # `is`, not `None in obj.values()` (see nonempty)
+        if value is None:
+            return {name: value for name, value in obj.items() if value is not None}
     return obj
 
 
 def put_object(rec, key, obj):
     """Set ``rec[key]`` to ``obj`` without its null members; leave it out when all are null."""
-    if None in obj.values():
-        obj = {name: value for name, value in obj.items() if value is not None}
+    for value in obj.values():  # `is`, not `None in obj.values()` (see nonempty)
+        if value is None:
+            obj = {name: value for name, value in obj.items() if value is not None}
+            break
     if obj:
         rec[key] = obj
 
 
 def nonempty(**members):
     """An object the rule builds from its fields (``input=nonempty(role=..., content=...)``):
-    its members that are not null, or None (the field left out) when none is left."""
-    if None in members.values():
-        members = {name: value for name, value in members.items() if value is not None}
+    its members that are not null, or None (the field left out) when none is left.
+
+    Nulls are found by identity: ``None in members.values()`` would compare every other value
+    with ``==``: about 1,400 instructions for three members against the loop's 1,100 (D88),
+    on every event. A JSON value equals None only when it is None."""
+    for value in members.values():
+        if value is None:
+            members = {name: value for name, value in members.items() if value is not None}
+            break
     return members or None
 
 
@@ -139,8 +148,10 @@ class TrajectoryEvents:
             parent_id = event_parent(st, tid, events_parent, "records.events.parent")
         elif parent_id is NOT_GIVEN:
             parent_id = self.prev if self.previous else None
-        if None in fields.values():
-            fields = {name: value for name, value in fields.items() if value is not None}
+        for value in fields.values():  # `is`, not `None in fields.values()` (see nonempty)
+            if value is None:
+                fields = {name: value for name, value in fields.items() if value is not None}
+                break
         write, ts, parent, srcloc = st.write_event, rfc3339, parent_id, self.srcloc
         if write is None or not write(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata):
             st.emit(event_dict(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata))
