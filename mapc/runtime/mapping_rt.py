@@ -1637,14 +1637,15 @@ def event_writer(st, c_encode, lines, write_lines, emit):
 
     ``write(tid, seq, eid, kind, ts, parent, fields, srcloc, metadata)`` writes an event: its
     leading fields (``ts``, ``parent``: None when it has none), the rule's ``fields`` (a dict,
-    no null values), ``source`` ``srcloc``, then ``metadata`` unless None (records_rt's
-    ``event`` and ``emit_event`` call it). The leading fields are written from text kept
-    between events: the trajectory's id and the source location as long as they are the same
-    objects, the previous event's id as this one's ``parent_id``, the kind by name. Only the
-    rule's own fields go through the encoder, so the field names and ids of the leading fields
-    are not escaped again for every event. False, writing nothing, for a value nested too deep
-    for the C encoder: the caller emits the record, and ``emit`` reports it as the standard
-    encoder does.
+    no null values), ``source`` ``srcloc``, then ``metadata`` unless None: an object, or
+    ``(raw, metadata)`` for an event with its source element (``raw`` before the metadata,
+    which may be None). records_rt's ``TrajectoryEvents`` and ``emit_event`` call it. The
+    leading fields are written from text kept between events: the trajectory's id and the
+    source location as long as they are the same objects, the previous event's id as this one's
+    ``parent_id``, the kind by name. Only the rule's own fields go through the encoder, so the
+    field names and ids of the leading fields are not escaped again for every event. False,
+    writing nothing, for a value nested too deep for the C encoder: the caller emits the
+    record, and ``emit`` reports it as the standard encoder does.
 
     ``signal(sid, tid, eid, name, value, unit)`` writes a signal record (``eid``: its event,
     or None; ``sid`` None: ``eid:name``) from the same kept text (its event and trajectory are
@@ -1682,7 +1683,11 @@ def event_writer(st, c_encode, lines, write_lines, emit):
             if fields:
                 after = f"{after},{join(c_encode(fields, 0))[1:-1]}"
             if metadata is not None:
-                tail = f'{loc_json[:-1]},"metadata":{join(c_encode(metadata, 0))}}}'
+                if metadata.__class__ is tuple:  # (raw, metadata): with its source element
+                    raw, metadata = metadata
+                    tail = f'{tail[:-1]},"raw":{join(c_encode(raw, 0))}}}'
+                if metadata is not None:
+                    tail = f'{tail[:-1]},"metadata":{join(c_encode(metadata, 0))}}}'
         except RecursionError:  # the caller emits it as a record: the encoder's error
             return False
         append(

@@ -172,8 +172,8 @@ class TrajectoryEvents:
         (an id), ``alignment_key`` and ``state_hash`` (non-empty texts), written before the
         rule's fields, ``context`` (an object), after them; each checked at ``<at>.<name>``
         after the timestamp and parent, in the record's order, then ``metadata`` (an object).
-        ``raw``: the source element, written after ``source``: that event is emitted as a
-        record."""
+        ``raw``: the source element, written after ``source`` (the writer takes it with the
+        metadata, as ``(raw, metadata)``)."""
         st, tid, seq = self.st, self.tid, self.seq
         if timestamp is not None:
             rfc3339 = coerce_time(st, timestamp, at + ".timestamp")
@@ -183,15 +183,7 @@ class TrajectoryEvents:
             parent_id = event_parent(st, tid, events_parent, "records.events.parent")
         elif parent_id is NOT_GIVEN:
             parent_id = self.prev if self.previous else None
-        if raw is NOT_GIVEN:
-            out = {}
-        else:  # a record: its fields after event_record's
-            out = {"record_type": "event", "id": eid, "trajectory_id": tid, "sequence": seq,
-                   "kind": kind}
-            if rfc3339 is not None:
-                out["timestamp"] = rfc3339
-            if parent_id is not None:
-                out["parent_id"] = parent_id
+        out = {}
         if checked:
             for name, check in (("branch_id", coerce_id), ("alignment_key", coerce_nonempty_text),
                                 ("state_hash", coerce_nonempty_text)):
@@ -210,18 +202,12 @@ class TrajectoryEvents:
                 out = {name: value for name, value in out.items() if value is not None}
         if metadata is not None and metadata.__class__ is not dict:
             metadata = coerce_object(st, metadata, at + ".metadata")
-        if raw is NOT_GIVEN:
-            write, srcloc = st.write_event, self.srcloc
-            if write is None or not write(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
-                                          metadata):
-                st.emit(event_dict(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
-                                   metadata))
-        else:
-            out["source"] = self.srcloc
-            out["raw"] = raw
-            if metadata is not None:
-                out["metadata"] = metadata
-            st.emit(out)
+        if raw is not NOT_GIVEN:
+            metadata = raw, metadata
+        write, srcloc = st.write_event, self.srcloc
+        if write is None or not write(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc,
+                                      metadata):
+            st.emit(event_dict(tid, seq, eid, kind, rfc3339, parent_id, out, srcloc, metadata))
         self.seq, self.prev = seq + 1, eid
         if self.remember:
             st.remember_event(tid, eid)
@@ -239,10 +225,13 @@ class TrajectoryEvents:
 
 
 def event_dict(tid, seq, eid, kind, timestamp, parent, fields, srcloc, metadata):
-    """An event as a record (see :meth:`TrajectoryEvents.put`), its fields in canonical order."""
+    """An event as a record (see :meth:`TrajectoryEvents.put`), its fields in canonical order;
+    ``metadata`` as the event writer takes it: ``(raw, metadata)`` with a source element."""
     ev = event_record(tid, seq, eid, kind, timestamp, parent)
     ev.update(fields)
     ev["source"] = srcloc
+    if metadata.__class__ is tuple:
+        ev["raw"], metadata = metadata
     if metadata is not None:
         ev["metadata"] = metadata
     return ev

@@ -264,9 +264,9 @@ def test_events_put_writes_what_the_records_it_emits_encode_to(tmp_path):
 
 def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
     """TrajectoryEvents.put_full (D86) as write_canonical writes it gives the bytes of the
-    records it emits to collect_records, encoded; its fields in the record's order (a raw
-    event is a record, written after its source); its checks warn at the rule's places, in
-    that order."""
+    records it emits to collect_records, encoded; its fields in the record's order (``raw``
+    after the source, before the metadata: written as text too); its checks warn at the
+    rule's places, in that order."""
     ns = runtime_names(mapping_runtime())
     trace = tmp_path / "t.jsonl"
     trace.write_text('{"a": 1}\n{"a": "é"}\n')
@@ -283,17 +283,20 @@ def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
             events.put_full(f"evt@L{number}.1", "grader", "records.events.rules[1]", branch_id={"b": 1},
                             alignment_key="k", output=None, data=value, context=[1], metadata={"k": 1})
             events.put_full(f"evt@L{number}.2", "log", data=None, raw=None, metadata=ns["compact"](a=None))
+            events.put_full(f"evt@L{number}.3", "obs", output={"o": value}, raw=f"line {number} é",
+                            metadata={"m": [1.5, None]})
         events.close()
 
     lines, expected, written, records, kept = _written_and_collected(ns, map_source, trace)
-    assert lines == expected and len(expected) == 2 * 4
+    assert lines == expected and len(expected) == 2 * 5
     assert (written.warnings, written.messages) == (kept.warnings, kept.messages)
     lead = ["record_type", "id", "trajectory_id", "sequence", "kind"]
-    assert [list(r) for r in records[:4]] == [
+    assert [list(r) for r in records[:5]] == [
         lead + ["branch_id", "state_hash", "input", "context", "source", "raw"],
         ["record_type", "id", "trajectory_id", "event_id", "name", "value"],
         lead + ["parent_id", "alignment_key", "data", "source", "metadata"],
         lead + ["parent_id", "source", "raw", "metadata"],
+        lead + ["parent_id", "output", "source", "raw", "metadata"],
     ]
     assert records[0]["branch_id"] == "1" and records[3]["raw"] is None and records[3]["metadata"] == {}
     assert [m.split(":")[0] for m in kept.messages[:7]] == [
