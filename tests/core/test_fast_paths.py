@@ -305,6 +305,32 @@ def test_events_put_full_writes_what_the_records_it_emits_encode_to(tmp_path):
         "records.events.rules[1].branch_id", "records.events.rules[1].context",
         "records.events.rules[0].timestamp"]
 
+def test_a_raw_element_too_deep_for_the_writer_fails_as_its_record_does(tmp_path):
+    """A raw event the event writer gives up (RecursionError) is emitted as its record
+    (event_dict of the writer's ``(raw, metadata)``), whose encoding raises the encoder's
+    error, as before D88; the same element, once encodable, is written as text."""
+    ns = runtime_names(mapping_runtime())
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"a": 1}\n')
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+
+    def map_source(src, st, emit):
+        st.src, st.emit = src, emit
+        events = ns["TrajectoryEvents"](st, "t", {"path": "x.json"})
+        for number, value, loc in src.lines(st):
+            events.srcloc = loc
+            events.put_full(f"evt@L{number}", "obs", input=value, raw=deep, metadata={"m": 1})
+        events.close()
+
+    with pytest.raises(RecursionError):
+        ns["write_canonical"](map_source, ns["SourceFile"](str(trace)), io.BytesIO())
+    deep.clear()
+    lines, expected, written, records, kept = _written_and_collected(ns, map_source, trace)
+    assert lines == expected and records[0]["raw"] == [] and list(records[0])[-2:] == ["raw", "metadata"]
+
+
 def test_function_local_imports_stay_local():
     # hashlib (OpenSSL), csv and gzip are imported by the few units that use them, so an
     # adapter's start-up does not load them: no runtime module imports them at its top
