@@ -135,8 +135,7 @@ class ExprTable:
             try:
                 src = self.value(v, "data", "scope")
             finally:
-                self.known_dicts.intersection_update(known)
-                self.known_dicts |= known
+                self.known_dicts.intersection_update(known)  # ("data" out again, same set)
                 self.repeated[key] = uses
             # lines saved: each use's object (as an argument in a rule) becomes one line; the
             # function costs its body, a comment, its def and two blank lines
