@@ -83,7 +83,10 @@ def _same_tree(original: str, lines: list[str], header: bool) -> bool:
 
     before_text = standalone(original.strip())
     after_text = standalone(textwrap.dedent("\n".join(lines)))
-    for wrap_open, wrap_close in (("", ""), ("f(\n", "\n)"), ("{\n", "\n}"), ("[\n", "\n]")):
+    contexts = [("", ""), ("f(\n", "\n)"), ("{\n", "\n}"), ("[\n", "\n]")]
+    if before_text.endswith(","):  # an element (generated code writes no bare tuple `a, b,`)
+        contexts = contexts[1:]
+    for wrap_open, wrap_close in contexts:
         try:
             before = ast.dump(ast.parse(wrap_open + before_text + wrap_close + suffix))
         except SyntaxError:

@@ -97,3 +97,12 @@ def test_a_long_conditional_value_is_split_in_parentheses_not_at_a_short_string(
     ]
     ret = "    return " + line[9:]
     assert wrap_line(ret)[0] == "    return (" and wrap_line(ret)[-1] == "    )"
+
+
+def test_an_element_too_long_splits_at_its_operator_not_at_a_short_string():
+    line = ('        _jp_type(_jp_path(scope.get("last"), ("result",))) == "object" and '
+            '_jp_path(scope.get("last"), ("result",)),')
+    assert wrap_line(line) == [
+        '        _jp_type(_jp_path(scope.get("last"), ("result",))) == "object"',
+        '        and _jp_path(scope.get("last"), ("result",)),',
+    ]
