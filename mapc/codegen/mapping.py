@@ -933,7 +933,10 @@ class MappingGenerator:
                 args.append(f"timestamp={src}")
                 self.runtime_places.add(ts_where)
                 at = True
-            else:  # records.events.timestamp: checked here, at its own place
+            elif ts_where == "records.events.timestamp":  # checked here, at its own place
+                args.append(f"rfc3339=events.time({src})")
+                self.runtime_places.add(ts_where)
+            else:
                 args.append(f"rfc3339={self._time(t.timestamp, src, literal(ts_where))}")
         parent = t.parent if t.parent is not None else self.spec.events.parent
         previous = self.spec.events.parent == "previous"  # every rule's, unless it says

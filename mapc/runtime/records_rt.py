@@ -217,6 +217,11 @@ class TrajectoryEvents:
             event_signal(st, tid, eid, name, value, at + ".signals", unit)
         return eid
 
+    def time(self, value):
+        """``records.events.timestamp`` (the time of every rule without its own), checked at
+        that place."""
+        return coerce_time(self.st, value, "records.events.timestamp")
+
     def close(self):
         """Keep the trajectory's sequence number and last event for its next events."""
         self.st.seq[self.tid] = self.seq

@@ -170,3 +170,22 @@ def test_an_event_id_that_may_fail_is_computed_only_for_a_signal_emitted(tmp_pat
     mapc.build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out", validate=False, test=False)
     code = (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
     assert "event_id=lambda: x_records_trajectory_signals_0_event_id(" in code
+
+
+def test_the_events_timestamp_beside_rules_warns_at_its_own_place(tmp_path):
+    (tmp_path / "spec.yaml").write_text(
+        "mapc: 1\nname: times\nsource: {format: demo, container: jsonl, probe: {require: [steps]}}\n"
+        "records:\n  trajectory: {each: \"@\", id: id}\n  events:\n    each: steps\n"
+        "    timestamp: at\n    rules:\n      - {when: \"type == 'a'\", kind: message, content: text}\n"
+        "      - {kind: log, data: \"@\"}\nfixtures: [in.jsonl]\n", encoding="utf-8")
+    (tmp_path / "in.jsonl").write_text(json.dumps({"id": "t1", "steps": [
+        {"type": "a", "text": "hi", "at": "2026-01-01T00:00:00Z"}, {"type": "b", "at": "soon"}]}) + "\n",
+        encoding="utf-8")
+    result = mapc.run(tmp_path / "spec.yaml", tmp_path / "in.jsonl")
+    assert result.warning_messages == [
+        "line 1, $.steps[1]: records.events.timestamp (spec.yaml:8): not an RFC 3339 date-time "
+        "(string); omitted (convert with iso8601())"]
+    events = [r for r in result.records if r["record_type"] == "event"]
+    assert [e.get("timestamp") for e in events] == ["2026-01-01T00:00:00Z", None]
+    mapc.build(tmp_path / "spec.yaml", "rlviz", tmp_path / "out", validate=False, test=False)
+    assert "rfc3339=events.time(" in (tmp_path / "out" / "adapter.py").read_text(encoding="utf-8")
