@@ -9,6 +9,7 @@ from mapc.codegen.pysrc import comment_text, identifier, literal
 from mapc.codegen.wrap import wrap_line
 from mapc.diagnostics import format_path
 from mapc.spec import ir
+from mapc.spec.semantic import iter_exprs
 
 
 class ExprTable:
@@ -154,10 +155,8 @@ class ExprTable:
         if obj is None or v.keep or not _identifiers(v):
             return None
         for key, name in self._templates.items():
-            lead = key[1]
-            if name and not key[2] and len(v.items) > len(lead) and template_key(
-                    ir.ObjectTemplate(v.items[:len(lead)], v.path)) == key:
-                rest = ", ".join(f"{k}={self.value(x, data, scope)}" for k, x in v.items[len(lead):])
+            if name and _begins_with(v, key):
+                rest = ", ".join(f"{k}={self.value(x, data, scope)}" for k, x in v.items[len(key[1]):])
                 return f"compact(**{name}({obj}, {scope}), {rest})"
         return None
 
@@ -207,18 +206,18 @@ def _identifiers(v: ir.ObjectTemplate) -> bool:
 
 def prefixes(v: ir.ObjectTemplate, templates) -> list[tuple]:
     """The keys (:func:`template_key`) of ``templates`` whose members begin ``v``'s."""
-    return [template_key(t) for t in templates
-            if not t.keep and len(t.items) < len(v.items)
-            and template_key(ir.ObjectTemplate(v.items[:len(t.items)], v.path)) == template_key(t)]
+    return [key for key in map(template_key, templates) if _begins_with(v, key)]
+
+
+def _begins_with(v: ir.ObjectTemplate, key: tuple) -> bool:
+    """Whether ``v``'s members begin with those of the template ``key`` (one without
+    ``keep``), and ``v`` has more."""
+    lead = key[1]
+    return (not key[2] and len(v.items) > len(lead)
+            and template_key(ir.ObjectTemplate(v.items[:len(lead)], v.path)) == key)
 
 
 def _in_line(v) -> bool:
     """Whether every expression of a value template compiles to one Python expression (one
     that cannot raise: see InlineCompiler)."""
-    if isinstance(v, ir.Expr):
-        return v.compiled.inline_source("data", "scope") is not None
-    if isinstance(v, ir.ObjectTemplate):
-        return all(_in_line(x) for _, x in v.items)
-    if isinstance(v, ir.ArrayTemplate):
-        return all(_in_line(x) for x in v.items)
-    return True
+    return all(e.compiled.inline_source("data", "scope") is not None for e in iter_exprs(v))

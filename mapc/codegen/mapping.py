@@ -702,19 +702,13 @@ class MappingGenerator:
         w.level = start
 
     def _owning_event(self, w: Writer, event_id, el: str, tid: str, where: str) -> None:
-        """``e``: the event a trajectory's signal or artifact names (`event_id`), or None.
-
-        RLViz accepts only an event of the same trajectory emitted before the record; a
-        trajectory's signals come after all its events, so any event it has qualifies."""
+        """``e``: the event a trajectory's signal or artifact names (`event_id`), or None (the
+        runtime's ``owning_event`` checks it)."""
         if event_id == "last":
             w.line(f"e = st.last.get({tid})  # event_id: last")
             return
-        ew = literal(where + ".event_id")
-        w.line(f"e = coerce_id(st, {self.x.value(event_id, el, 's')}, {ew})")
-        w.line(f"if e is not None and not st.has_event({tid}, e):")
-        with w.indent():
-            w.line(f'st.warn({ew}, f"{{e!r}} is not an event of this trajectory; event_id dropped")')
-            w.line("e = None")
+        w.line(f"e = owning_event(st, {tid}, {self.x.value(event_id, el, 's')}, "
+               f"{literal(where + '.event_id')})")
 
     def _artifact(self, w: Writer, art: ir.ArtifactSpec, *, owner, event, el, tid) -> None:
         where = _where(art.path)
@@ -863,11 +857,6 @@ class MappingGenerator:
         if "metadata" in can and not isinstance(can["metadata"], ir.ObjectTemplate):
             checked.append("metadata")
         return checked
-
-    def _put_full(self, t: ir.EventTemplate) -> bool:
-        """Whether a fused rule's event is ``events.put_full``'s: it has fields ``events.put``
-        does not take."""
-        return bool(self._checked(t)) or self._raw(t)
 
     def _fusable(self, t: ir.EventTemplate) -> bool:
         """Whether one ``events.put`` or ``events.put_full`` call (:meth:`_fused_event`) takes

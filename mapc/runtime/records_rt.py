@@ -360,7 +360,11 @@ def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, num
         sig["event_id"] = oid
     else:
         sig = {"record_type": "signal", "id": sid, "trajectory_id": oid}
-        event = st.last.get(oid) if last else _owning_event(st, oid, event_id, where)
+        event = None
+        if last:
+            event = st.last.get(oid)
+        elif event_id is not None:
+            event = owning_event(st, oid, event_id, where + ".event_id")
         if event is not None:
             sig["event_id"] = event
     sig["name"], sig["value"] = name, value
@@ -369,15 +373,15 @@ def put_signal_with(st, owner, name, value, where, unit=None, metadata=None, num
     st.emit(sig)
 
 
-def _owning_event(st, tid, event_id, where):
-    """The event a trajectory's signal names (``event_id``: an id, a function giving one, or
-    None), when trajectory ``tid`` has it; else None, with a warning for an id it lacks."""
-    if event_id is None:
-        return None
-    place = where + ".event_id"
-    event = coerce_id(st, event_id() if callable(event_id) else event_id, place)
+def owning_event(st, tid, event_id, where):
+    """The event a trajectory's signal or artifact names (``event_id``: an id, or a function
+    giving one), when trajectory ``tid`` has it; else None, with a warning at ``where`` (its
+    ``event_id`` place) for an id it lacks. RLViz accepts only an event of the same trajectory
+    emitted before the record; a trajectory's signals and artifacts come after all its events,
+    so any event it has qualifies."""
+    event = coerce_id(st, event_id() if callable(event_id) else event_id, where)
     if event is not None and not st.has_event(tid, event):
-        st.warn(place, f"{event!r} is not an event of this trajectory; event_id dropped")
+        st.warn(where, f"{event!r} is not an event of this trajectory; event_id dropped")
         return None
     return event
 
