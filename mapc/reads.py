@@ -31,7 +31,7 @@ _PASS_THROUGH = frozenset({"concat", "sort_by", "sort", "reverse", "not_null", "
 #: Read as fields by JMESPath, written by specs for their values (`parent || null`).
 _WORDS = frozenset({"null", "true", "false"})
 _NOT_SOURCE = frozenset({"source", "tables", "run", "case", "group", "trajectory", "event", "task",
-                         "index", "ordinal"})
+                         "index", "ordinal", "carry", "merged"})
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,7 @@ class _Walker:
                 base = self.own(loop.each, base, env, elements=True)
             if loop.as_name:
                 env[loop.as_name] = base or Base((), False)
+            self.stream(loop, base, env)
         self.expr(scope.where, base, env)
         for name, v in scope.lets:
             self.value(v, base, env)
@@ -161,6 +162,20 @@ class _Walker:
             env[name] = own or Base((), False)
         self.expr(scope.ordinal_by, base, env)
         return base
+
+    def stream(self, loop: ir.Loop, base: Base | None, env: dict[str, Base]) -> None:
+        """What a loop's `merge` and `carry` read of each element (merged fields are read as
+        the rules read them: they are the element's own)."""
+        if loop.merge is not None:
+            self.expr(loop.merge.by, base, env)
+            self.expr(loop.merge.when, base, env)
+            for keys, _ in loop.merge.fields if base is not None else ():
+                where = ir.Expr("", loop.merge.path + ("fields", render(keys)), None).where
+                for p in base.paths:
+                    self.add(join(p, render(keys)), where, "trace", base.exact)
+        for c in loop.carry:
+            self.value(c.value, base, env)
+            self.expr(c.when, base, env)
 
     def loops(self, loops, base: Base | None, env: dict[str, Base]) -> tuple[Base | None, dict[str, Base]]:
         """A signal's or artifact's own loops: the element they end on, and their variables."""

@@ -34,12 +34,14 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
     parent = "source file"
     for lv in spec.levels:
         how = f"one per element of {lv.scope.loops[0].each.text}" if lv.scope.loops else f"one per {parent}"
+        how += _stream_notes(lv.scope.loops)
         records.append({"record": lv.name, "how": how + ("" if lv.declared else ", not in the spec"),
                         "line": _line(spec, lv.path) if lv.declared else None})
         parent = lv.name
     ev = spec.events
     records.append({"record": "event",
-                    "how": f"one per element of {ev.scope.loops[0].each.text}" if ev.scope.loops else "one per trajectory",
+                    "how": (f"one per element of {ev.scope.loops[0].each.text}" if ev.scope.loops else "one per trajectory")
+                    + _stream_notes(ev.scope.loops),
                     "line": _line(spec, ("records", "events"))})
     kinds, signals = [], []
     for lv in spec.levels:
@@ -52,7 +54,7 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
         for t in rule.emits:
             kinds.append({"kind": t.kind, "when": when if t.when is None else f"{when} and {t.when.text}",
                           "line": line})
-            signals += [_name(s.name) for s in t.signals]
+            signals += [_name(s.name) + _counting(s) for s in t.signals]
     emits = {
         "records": records,
         "event_kinds": kinds,
@@ -76,6 +78,23 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
             executes["agent environment"] = dict(agent.env)
         executes["timeout seconds"] = agent.timeout
     return read, emits, executes
+
+
+def _stream_notes(loops) -> str:
+    """What a level's loops merge and carry (`merge`, `carry`), as the review says it."""
+    notes = []
+    for lp in loops:
+        if lp.merge is not None:
+            notes.append(f"elements sharing {lp.merge.by.text} merged")
+        if lp.carry:
+            notes.append("carrying " + ", ".join(c.name for c in lp.carry))
+    return "".join(f", {n}" for n in notes)
+
+
+def _counting(sig) -> str:
+    """`` (cumulative)``, `` (total)``: how an event rule's signal counts (`counter`, `total`)."""
+    notes = [n for n, on in (("cumulative", sig.counter == "cumulative"), ("total", sig.total)) if on]
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def _line(spec, path) -> int | None:

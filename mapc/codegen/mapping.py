@@ -17,10 +17,11 @@ from pathlib import Path
 
 import dataclasses
 import json
+import keyword
 import re
 
 from mapc.codegen.expressions import ExprTable, prefixes, template_key
-from mapc.codegen.pysrc import Writer, docstring_text, literal
+from mapc.codegen.pysrc import Writer, docstring_text, identifier, literal
 from mapc.expressions import compile_expression
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
@@ -131,6 +132,7 @@ class MappingGenerator:
         self.loops: dict[str, list[tuple[str, str]]] = {}
         #: levels whose `cur` the level above proved to be an object (its required-field test)
         self._dict_cur: set[str] = set()
+        self._carry_outer = False  # a loop above (or outside) the one being written carries values
         self._matched: tuple | None = None  # the field the current rule's condition tested
         self._event_tid = "tid"  # level_events' trajectory id: a variable, or `traj["id"]`
         exprs.locate = spec.locate
@@ -161,7 +163,7 @@ class MappingGenerator:
             if lv.name not in levels:
                 continue
             values += [lv.id, lv.final_output] + [v for _, v in lv.fields] + [v for _, v in lv.scope.lets]
-            values += [lp.each for lp in lv.scope.loops] + [lv.scope.where, lv.scope.ordinal_by]
+            values += _loop_values(lv.scope.loops) + [lv.scope.where, lv.scope.ordinal_by]
             for sig in lv.signals:
                 values += [sig.name, sig.value, sig.unit, sig.metadata, sig.when] + [lp.each for lp in sig.loops]
                 values += [sig.event_id] if not isinstance(sig.event_id, str) else []
@@ -171,7 +173,7 @@ class MappingGenerator:
         ev = self.spec.events
         if "events" not in levels:
             return [e for v in values if v is not None for e in iter_exprs(v)]
-        values += [lp.each for lp in ev.scope.loops] + [ev.scope.where, ev.scope.ordinal_by]
+        values += _loop_values(ev.scope.loops) + [ev.scope.where, ev.scope.ordinal_by]
         values += [v for _, v in ev.scope.lets]
         if not isinstance(ev.parent, str):
             values.append(ev.parent)
@@ -256,6 +258,9 @@ class MappingGenerator:
                 if any(self.spec.source.probe.require):
                     self.x.known_dicts.add("doc")  # the required fields are there: an object
             self._next_level(w, "", doc, "scope", "None", '""')
+            if any(sig.total for rule in self.spec.events.rules for t in rule.emits for sig in t.signals):
+                w.comment("signals with `total: true`: one per trajectory, after every event")
+                w.line("emit_totals(st)")
             self.x.known_dicts.clear()
         self.functions += [self.x.take(), w.text()]
 
@@ -289,10 +294,12 @@ class MappingGenerator:
             level = "records." + ("events" if name == "events" else name) + ".each"
             if self.spec.source.container == "csv":
                 w.comment(f"each row of the csv source, an object keyed by the header ({level})")
-                w.line("for line, el0, srcloc in csv_rows(st.src, st, CSV_COLUMNS, CSV_DELIMITER, INVALID_LINES):")
+                rows = "csv_rows(st.src, st, CSV_COLUMNS, CSV_DELIMITER, INVALID_LINES)"
             else:
                 w.comment(f"each line of the jsonl source ({level})")
-                w.line("for line, el0, srcloc in st.src.lines(st, INVALID_LINES):")
+                rows = "st.src.lines(st, INVALID_LINES)"
+            rows = self._stream_loop(w, lines, rows, 0, line_loop=True)
+            w.line(f"for line, el0, srcloc in {rows}:")
             w.level += 1
             if uses_index:
                 w.line("line_index += 1")
@@ -324,6 +331,7 @@ class MappingGenerator:
                 w.line('s["root"] = el0')
             if self.uses_source_var:
                 w.line('s["source"] = {**st.src.info, **srcloc}')
+            self._stream_element(w, lines, "el0", 0)
             w.line('loc0 = f"L{line}"')
             el, loc = "el0", "loc0"
             depth = 1
@@ -342,17 +350,99 @@ class MappingGenerator:
                   and 4 * w.level + len(f"elements = {elements}") <= 99):
                 w.line(f"elements = {elements}")  # the loop on one line
                 elements = "elements"
-            w.line(f"for {i}, {e} in enumerate({elements}):")
+            if lp.merge is not None or lp.carry:
+                w.line(f"for {i}, {e} in {self._stream_loop(w, lp, elements, depth)}:")
+            else:
+                w.line(f"for {i}, {e} in enumerate({elements}):")
             w.level += 1
             if "index" in self.used_vars:
                 w.line(f's["index"] = {i}')
             if lp.as_name:
                 w.line(f"s[{literal(lp.as_name)}] = {e}")
                 w.line(f"s[{literal(lp.as_name + '_index')}] = {i}")
+            self._stream_element(w, lp, e, depth)
             w.line(f'{newloc} = f"{{{loc}}}.{{{i}}}" if {loc} else str({i})')
             el, loc = e, newloc
             depth += 1
         return el, loc, depth
+
+    # -- event streams: merge, carry (issue 27) ----------------------------------------------
+    def _stream_loop(self, w: Writer, lp: ir.Loop, items: str, depth: int, line_loop: bool = False) -> str:
+        """Before a loop with `merge` or `carry`: the merging of its elements and the carried
+        values' start; returns what the loop iterates (``items`` as it is, or merged)."""
+        if lp.merge is not None:
+            m = lp.merge
+            where = _where(m.path)
+            key_of = self._merge_key(m, line_loop)
+            how = ", ".join(f"{'.'.join(json.dumps(k) if not k.isidentifier() else k for k in keys)} {strategy}"
+                            for keys, strategy in m.fields)
+            w.comment(f"{where} (line {m.by.line}): elements that share `{_short(m.by.text, 40)}` are one element"
+                      + (f"; {_short(how, 60)}" if how else ""))
+            self._call(w, f"merged{depth} = MergedElements", [
+                "st", key_of, "s", literal(where), literal(m.fields)] + ([str(m.open)] if m.open != 1 else []))
+            if line_loop:
+                w.line(f"rows = {items}")
+                items = f"merged{depth}.lines(rows)"
+            else:
+                items = f"merged{depth}.elements({items})"
+        elif not line_loop:
+            items = f"enumerate({items})"
+        if lp.carry:
+            where = _where(lp.carry[0].path[:-1])
+            names = ", ".join(f"{literal(c.name)}: None" for c in lp.carry)
+            outer = '**s["carry"], ' if self._carry_outer else ""
+            w.comment(f"{where}: $carry starts empty for each element above this loop")
+            w.line(f"carry{depth} = {{{outer}{names}}}")
+            self._carry_outer = True
+        return items
+
+    def _merge_key(self, m: ir.Merge, line_loop: bool) -> str:
+        """The function giving an element's merge key (None: it stands alone), written above the
+        level function; on a line loop it checks `source.probe.require` of every line first."""
+        name = "key_of_" + identifier(*m.path[:-1])
+        w = Writer()
+        when = f", when {m.when.text}" if m.when is not None else ""
+        w.comment(f"{_where(m.path)} (line {m.by.line}): by {m.by.text}{when}")
+        w.line(f"def {name}(el, s, at):")
+        known, aliases = set(self.x.known_dicts), dict(self.x.aliases)
+        self.x.known_dicts.clear()
+        self.x.aliases.clear()
+        with w.indent():
+            w.line('"""The key of element ``el`` (line or index ``at``) that `merge` groups by; None: '
+                   'it stands alone."""')
+            required = self.spec.source.probe.require
+            if line_loop and required:
+                w.line(f"require_fields(el, REQUIRED, FORMAT, {self._required_at()}, at)  # source.probe.require")
+                self.x.known_dicts.add("el")
+            if m.when is not None:
+                test = self._test(m.when, "el")
+                w.line(f"if not {test}:" if test.startswith("truthy(") else f"if not ({test}):")
+                with w.indent():
+                    w.line("return None")
+            w.line(f"return {self.x.call(m.by, 'el', 's')}")
+        self.x.known_dicts, self.x.aliases = known, aliases
+        self.functions += [self.x.take(), w.text()]
+        return name
+
+    def _stream_element(self, w: Writer, lp: ir.Loop, el: str, depth: int) -> None:
+        """In a loop with `merge` or `carry`, for each element: ``$merged``, then the carried
+        values (before `where`, `let` and the rules: the element sees its own)."""
+        if lp.merge is not None and "merged" in self.used_vars:
+            w.line(f's["merged"] = merged{depth}.info()')
+        if not lp.carry:
+            return
+        w.comment(f"{_where(lp.carry[0].path[:-1])}: each name's latest non-null value, this element's included")
+        values = []
+        for c in lp.carry:
+            value = self.x.value(c.value, el, "s")
+            if c.when is not None:
+                value = f"{value} if {self._test(c.when, el)} else None"
+            values.append((c.name, value))
+        if all(not keyword.iskeyword(name) for name, _ in values):
+            args = [f"{name}={value}" for name, value in values]
+        else:  # a name Python reserves (`class`): the values as a mapping
+            args = ["**{" + ", ".join(f"{literal(name)}: {value}" for name, value in values) + "}"]
+        self._call(w, f's["carry"] = carry{depth} = carried', [f"carry{depth}"] + args)
 
     def _alias(self, w: Writer, name: str, el: str) -> None:
         """``obj = el if isinstance(el, dict) else {}`` once, when the level reads two or more
@@ -501,6 +591,11 @@ class MappingGenerator:
             w.comment(where + (f" (line {lines[0]})" if lines else ""))
         table: list[tuple[ir.SignalSpec, str, bool]] = []  # consecutive signals a table can hold
         for sig in signals:
+            if sig.counter != "per_step" or sig.total:  # in spec order, after the table so far
+                self._signal_table(w, table, rec=signal_rec, el=el, direct=direct, where=where)
+                table = []
+                self._counter_signal(w, sig, rec=rec, el=el, direct=direct, tid=tid, eid=eid)
+                continue
             entry = self._signal_entry(sig, el, where, w.level + 1)
             if entry is not None and not (table and entry[1]):  # a value that may raise: first
                 table.append((sig, *entry))
@@ -531,6 +626,7 @@ class MappingGenerator:
         no loop, condition, metadata or event), when its line fits, else None."""
         name, unit = _constant_text(sig.name), _constant_text(sig.unit)
         if (name is None or sig.unit is not None and unit is None or sig.loops or sig.when is not None
+                or sig.counter != "per_step" or sig.total
                 or sig.metadata is not None or getattr(sig, "event_id", None) is not None
                 or sig.path != _path_of_signal(where, name)):
             return None
@@ -706,6 +802,51 @@ class MappingGenerator:
             if sig.metadata is not None:
                 self._put(w, "sig", "metadata", self._object(sig.metadata, self.x.value(sig.metadata, el, 's'), literal(where + '.metadata')))
             w.line("emit(sig)")
+        w.level = start
+
+    def _counter_signal(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool, tid: str,
+                        eid: str) -> None:
+        """An event's signal with `counter: cumulative` or `total: true`: its value as the
+        runtime counts it (``counted_value``), emitted when not null; a total is only added up
+        (``count_total``; ``emit_totals`` writes it at the end)."""
+        where = _where(sig.path)
+        cumulative = sig.counter == "cumulative"
+        w.comment(where + ": " + ", ".join(filter(None, [
+            "a running total: its increase since the last" if cumulative else "",
+            "summed into one signal of the trajectory" if sig.total else ""])))
+        start = w.level
+        sel, _ = self._child_loops(w, sig.loops, el, (sig.name, sig.value, sig.unit, sig.metadata, sig.when))
+        if sig.when is not None:
+            w.line(f"if {self._test(sig.when, sel)}:")
+            w.level += 1
+        text = _constant_text(sig.name)
+        if text is not None:
+            name = literal(text)
+        else:
+            w.line(f"n = coerce_nonempty_text(st, {self.x.value(sig.name, sel, 's')}, {literal(where + '.name')})")
+            name = "n"
+        value = self.x.value(sig.value, sel, "s")
+        value_at = literal(_where(sig.value.path) if sig.value.path != sig.path else where)
+        unit = _constant_text(sig.unit)
+        if sig.total:
+            extra = [literal(unit)] if unit is not None else []
+            self._call(w, "count_total", ["st", tid, name, value, value_at, str(cumulative)] + extra)
+        else:
+            self._call(w, "v = counted_value", ["st", tid, name, value, value_at, str(cumulative)])
+            w.line("if v is not None:" if text is not None else "if v is not None and n is not None:")
+            with w.indent():
+                if direct and sig.metadata is None and (sig.unit is None or unit is not None):
+                    extra = f", {literal(unit)}" if unit is not None else ""
+                    w.line(f"event_signal(st, {tid}, {eid}, {name}, v, {literal(where)}{extra})")
+                else:
+                    args = ["st", rec, name, "v", literal(where)]
+                    if sig.unit is not None:
+                        args.append(literal(unit) if unit is not None else self.x.value(sig.unit, sel, "s"))
+                    if sig.metadata is not None:
+                        args.append(f"metadata={self.x.value(sig.metadata, sel, 's')}")
+                    if direct:
+                        args.append("numbered=False")
+                    self._call(w, "put_signal_with", args)
         w.level = start
 
     def _owning_event(self, w: Writer, event_id, el: str, tid: str, where: str) -> None:
@@ -991,7 +1132,7 @@ class MappingGenerator:
         entries = []
         for sig in t.signals:
             name, unit = _constant_text(sig.name), _constant_text(sig.unit)
-            if sig.when is not None or sig.path != where + (name,):
+            if sig.when is not None or sig.path != where + (name,) or sig.counter != "per_step" or sig.total:
                 return None
             entries.append(f"({literal(name)}, {self.x.value(sig.value, el, 's')}, {literal(unit)})")
         return "".join(f"{e}, " for e in entries)[:-1] if entries else None
@@ -1201,6 +1342,18 @@ class MappingGenerator:
         else:
             out["data"] = obj(tuple((k, k) for k in sem))
         return {k: v for k, v in out.items() if v is not None}
+
+
+def _loop_values(loops) -> list:
+    """The expressions of a level's loops: `each`, and `merge`'s and `carry`'s."""
+    values = []
+    for lp in loops:
+        values.append(lp.each)
+        if lp.merge is not None:
+            values += [lp.merge.by, lp.merge.when]
+        for c in lp.carry:
+            values += [c.value, c.when]
+    return values
 
 
 def _repeated_templates(node) -> dict[tuple, int]:

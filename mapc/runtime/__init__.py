@@ -19,7 +19,12 @@ Rules for runtime modules (``mapc/runtime/*.py`` listed in ``MODULES``):
 - every other top-level statement is a *unit*: a ``def``, a ``class`` or a
   simple assignment (``NAME = ...``); unit names are unique across modules;
 - a unit may use other units and imported names; dependencies are found from
-  the names it references, so no registry has to be kept by hand.
+  the names it references, so no registry has to be kept by hand;
+- what only some specs use stays out of what every adapter compiles: in a module
+  of its own, which becomes a part of the package that only an entry file
+  importing one of its names loads (``sessions_rt``: `carry` and counters), or
+  in a part of :data:`LAZY_PARTS` for what only some specs or sources need (`merge`; D72, D79);
+  measure a change's start-up with callgrind (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
-_CORE = ("jmespath_rt", "mapping_rt", "records_rt", "eval_rt")
+_CORE = ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "eval_rt")
 
 #: Runtime modules in the order their units are emitted: the core ones, then
 #: every other ``*_rt.py`` (one per target) in name order, so a new target adds
@@ -211,8 +216,9 @@ def namespace(names=None) -> dict:
 #: its import name (``from mapc_runtime import ...``).
 RUNTIME_PACKAGE = "mapc_runtime"
 RUNTIME_MODULE = RUNTIME_PACKAGE
-#: Runtime modules every target's runtime holds, before the target's own.
-CORE = ("jmespath_rt", "mapping_rt", "records_rt")
+#: Runtime modules every target's runtime holds, before the target's own. ``sessions_rt``
+#: (merge, counters) is a part of its own that only entries using it import.
+CORE = ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt")
 #: Units only mapping a source runs (an RLViz ``stream``, a runner collecting a trace's
 #: records). With everything only they need, they form the package's ``stream`` part, which
 #: other parts reach through a forwarding function: a probe never compiles it (D72).
@@ -223,10 +229,10 @@ STREAM_PART = "stream"
 #: element at a time (never a JSON Lines trace), what it needs only for a value longer than a
 #: window or a document of another shape (D97), what only a stream stopped at a host's
 #: output limits runs (D96), what only a probe runs (reading and parsing
-#: a source's prefix), CSV (only CSV sources) and `iso8601()` (with `datetime`, 5 M
-#: instructions to import). Other parts call a root through a
-#: forwarding function that imports its part; a part whose roots need nothing of their own
-#: is not made (its units stay where their module puts them).
+#: a source's prefix), CSV (only CSV sources), `iso8601()` (with `datetime`, 5 M
+#: instructions to import) and a loop's `merge` (17 M to compile, D110). Other parts call a
+#: root through a forwarding function that imports its part; a part whose roots need nothing
+#: of their own is not made (its units stay where their module puts them).
 LAZY_PARTS = (
     (STREAM_PART, STREAM_ROOTS),
     ("document", ("JsonDocumentReader",)),
@@ -235,6 +241,7 @@ LAZY_PARTS = (
     ("sniff", ("probe_source",)),
     ("csv", ("csv_rows", "csv_probe_values")),
     ("timestamps", ("_jp_iso8601",)),
+    ("merge", ("MergedElements",)),
 )
 #: Units an RLViz probe runs (``adapter.py probe``: the entry stops before it imports its
 #: mapping helpers), with the JMESPath functions probes' ``when`` use (``type(x) ==
@@ -473,6 +480,7 @@ _PART_SUMMARIES = {
     "sniff": "only a probe runs, reading and parsing the source's first bytes",
     "csv": "only CSV sources run",
     "timestamps": "of iso8601() and datetime: only specs that convert times run",
+    "merge": "of a loop's `merge`: only specs that merge elements run",
 }
 _INIT_SUMMARIES = {
     STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
@@ -483,6 +491,7 @@ _INIT_SUMMARIES = {
     "sniff": "what only a probe runs: reading and parsing the first bytes of a source",
     "csv": "reading CSV sources (their stream and their probe)",
     "timestamps": "iso8601(), with what only it needs (datetime)",
+    "merge": "a loop's `merge` (the rest of sessions_rt: carry, counters)",
     JMESPATH_MORE: "the JMESPath functions fewer specs use",
 }
 

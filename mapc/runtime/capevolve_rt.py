@@ -177,12 +177,13 @@ def capevolve_result_text(value):
     return text
 
 
-def capevolve_tool_calls(events, sem):
+def capevolve_tool_calls(events, sem, notes=None):
     """``[{id, name, arguments, result?}]`` in call order, from the semantic event view.
 
     Calls come from an agent turn's ``tool_calls`` or from a ``tool`` event's
     ``tool_name``/``arguments``; a later event answering a call (its
-    ``tool_call_id``) adds the call's ``result``.
+    ``tool_call_id``) adds the call's ``result``; ``notes`` gets a line for a result whose
+    call no earlier event made.
     """
     calls = []
     by_id = {}
@@ -212,6 +213,8 @@ def capevolve_tool_calls(events, sem):
                 item["result"] = capevolve_result_text(result)
         elif call_id is not None and call_id in by_id and result is not None:
             by_id[call_id]["result"] = capevolve_result_text(result)
+        elif call_id is not None and result is not None and notes is not None:
+            notes.append(unpaired_result(ev, call_id, "left out of tool_calls"))
     return calls
 
 
@@ -312,11 +315,15 @@ def capevolve_run(task_id, row, ctx, seed, program):
         metadata["warning_messages"] = list(st.messages)
     if notes:
         metadata["usage_notes"] = notes
+    unpaired = []
+    tool_calls = capevolve_tool_calls(entry["events"], st.sem, unpaired)
+    if unpaired:
+        metadata["pairing_warnings"] = unpaired
     return {
         "task_id": task_id,
         "output": scope["output"],
         "trace": capevolve_trace(entry, program["format"]),
-        "tool_calls": capevolve_tool_calls(entry["events"], st.sem),
+        "tool_calls": tool_calls,
         "cost_usd": cost,
         "tokens": tokens,
         "metadata": metadata,

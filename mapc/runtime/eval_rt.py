@@ -224,3 +224,12 @@ def evaluate_trace(map_source, src, task, functions, table, tables):
         functions, table, scope, {"task": task, "tables": tables}
     )
     return records, st, entry, scope, evaluations, errors
+
+
+def unpaired_result(ev, call_id, what):
+    """The warning for a tool result whose call no earlier event of its trajectory made."""
+    return (
+        f"event {ev['id']!r}: the tool result for call {call_id!r} answers no call an earlier "
+        f"event made; {what}; hint: check the spec's tool_calls ids and tool_call_id, "
+        "and the trace"
+    )

@@ -142,18 +142,36 @@ def atif_agent_step(info, calls_seen):
     return step
 
 
+class AtifCalls(dict):
+    """tool_call_id -> the step that made the call, and where the next search for a free
+    ``call_N`` (the id of a call without one) starts: ``call_N`` below it were taken when it
+    was found, and ids are never removed."""
+
+    __slots__ = ("free_from",)
+
+    def __init__(self):
+        super().__init__()
+        self.free_from = 1
+
+
 def atif_add_call(step, call, calls_seen):
-    """Add a tool call to an agent step; remember which step holds its id. Returns the id."""
-    n = len(calls_seen) + 1
+    """Add a tool call to an agent step; remember which step holds its id. Returns the id.
+
+    A call without an id gets ``call_N``, the least N > (calls so far) not taken; the search
+    starts where the last one stopped (``AtifCalls.free_from``), so each N is tested at most
+    twice: testing from (calls so far) each time made many calls quadratic."""
+    n = max(len(calls_seen) + 1, getattr(calls_seen, "free_from", 1))
     while f"call_{n}" in calls_seen:
         n += 1
+    if hasattr(calls_seen, "free_from"):
+        calls_seen.free_from = n
     converted = atif_tool_call(call, f"call_{n}")
     step.setdefault("tool_calls", []).append(converted)
     calls_seen[converted["tool_call_id"]] = step
     return converted["tool_call_id"]
 
 
-def atif_steps(events, sem):
+def atif_steps(events, sem, notes=None):
     """ATIF steps (``step_id`` from 1) for a trajectory's events, in order.
 
     System, user and agent turns become steps of that source; a tool result
@@ -161,15 +179,15 @@ def atif_steps(events, sem):
     call id), else on the agent step just before it; a single tool event is a
     tool call on the current agent turn. Agent-only fields appear only on
     agent steps, and each observation's ``source_call_id`` names a tool call
-    of its own step.
+    of its own step. ``notes`` gets a line for each result whose call no earlier event made.
     """
     steps = []
-    calls_seen = {}  # tool_call_id -> the step that made the call
+    calls_seen = AtifCalls()  # tool_call_id -> the step that made the call
     for ev in events:
         info = sem.get(ev["id"]) if sem else None
         what = atif_step_kind(info) if info else None
         if what == "tool_result":
-            atif_tool_result(steps, ev, info, calls_seen)
+            atif_tool_result(steps, ev, info, calls_seen, notes)
         elif what == "tool_call":
             atif_tool_event(steps, ev, info, calls_seen)
         elif what is not None:
@@ -194,7 +212,7 @@ def atif_current_step(steps, ev, source):
     return step
 
 
-def atif_tool_result(steps, ev, info, calls_seen):
+def atif_tool_result(steps, ev, info, calls_seen, notes=None):
     """A tool result: an observation on the step whose call it answers.
 
     Without a matching call it goes to the agent step just before it (or a
@@ -210,6 +228,10 @@ def atif_tool_result(steps, ev, info, calls_seen):
     atif_observe(step, None, content)
     if call_id is not None:
         step["observation"]["results"][-1]["extra"] = {"tool_call_id": call_id}
+        if notes is not None:
+            kept = "kept on the step before it, as extra.tool_call_id"
+            notes.append(unpaired_result(ev, call_id, kept))
+
 
 
 def atif_tool_event(steps, ev, info, calls_seen):
@@ -374,9 +396,12 @@ def relai_run_task(task_id, program, environ, log):
     mismatch = relai_task_mismatch(records, entry, task_id, shared)
     if mismatch:
         return relai_failure(task_id, "mapping", f"{rel}: {mismatch}")
+    notes = []
+    steps = atif_steps(entry["events"], st.sem, notes)
+    log.extend(notes)
     result = relai_result(
         task_id,
-        atif_steps(entry["events"], st.sem),
+        steps,
         relai_final_output(scope["output"]),
         [relai_evaluation(e) for e in evaluations],
     )

@@ -55,11 +55,40 @@ class ArrayTemplate:
 Value = Union[Expr, Literal, ObjectTemplate, ArrayTemplate]
 
 
+#: How ``merge.fields`` combines a field over the lines of one element (docs/spec-reference.md).
+MERGE_STRATEGIES = ("first", "last", "max", "min", "sum", "concat", "collect")
+
+
+@dataclass(frozen=True)
+class Merge:
+    """`merge` on a loop: the elements that share the key ``by`` (among those ``when`` takes)
+    are one element, the first one's object with ``fields`` combined over all of them."""
+
+    by: Expr
+    when: Expr | None
+    fields: tuple[tuple[tuple[str, ...], str], ...]  # (field path keys, strategy)
+    open: int  # groups open at once
+    path: PathT
+
+
+@dataclass(frozen=True)
+class CarryValue:
+    """One name of `carry` on a loop: ``$carry.<name>`` is the latest non-null ``value`` (of
+    the elements ``when`` takes) up to the current element."""
+
+    name: str
+    value: Value
+    when: Expr | None
+    path: PathT
+
+
 @dataclass(frozen=True)
 class Loop:
     each: Expr
     as_name: str | None
     path: PathT
+    merge: Merge | None = None
+    carry: tuple[CarryValue, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +101,8 @@ class SignalSpec:
     when: Expr | None
     path: PathT
     event_id: Value | str | None = None  # a trajectory's signal: its event ("last" or a value)
+    counter: str = "per_step"  # an event rule's signal: the value is per_step, or cumulative
+    total: bool = False  # an event rule's signal: one sum on the trajectory instead
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,17 @@ def _obj(properties: dict[str, Any], *, required: list[str] | None = None, descr
     return schema
 
 
+#: At most this many `carry` names on one loop: one value each is kept while a loop runs.
+MAX_CARRY_NAMES = 64
+#: At most this many `merge` groups open at once on one loop.
+MAX_MERGE_OPEN = 256
+
+
 def _loop_props() -> dict[str, Any]:
     return {
-        "each": {"$ref": "#/$defs/each"},
+        "each": {"$ref": "#/$defs/loop_each"},
+        "merge": {"$ref": "#/$defs/merge"},
+        "carry": {"$ref": "#/$defs/carry"},
         "as": {
             "type": "string",
             "pattern": VARIABLE_PATTERN,
@@ -103,6 +111,7 @@ def build_schema() -> dict[str, Any]:
             "as": {"type": "string", "pattern": VARIABLE_PATTERN},
             "when": _expr("Emit the signal only when this is truthy."),
             "event_id": event_id,
+            **_counter_props(),
         },
         required=["value"],
         description="One signal, or one per element when `each` is given.",
@@ -529,23 +538,8 @@ def build_schema() -> dict[str, Any]:
             },
         },
         "$defs": {
-            "each": {
-                "description": "Iterate: an expression giving an array, or a list of nested loops [{each, as}].",
-                "anyOf": [
-                    {"type": "string", "minLength": 1},
-                    {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": _obj(
-                            {
-                                "each": {"type": "string", "minLength": 1},
-                                "as": {"type": "string", "pattern": VARIABLE_PATTERN},
-                            },
-                            required=["each"],
-                        ),
-                    },
-                ],
-            },
+            "each": _each(),
+            **_stream_defs(),
             "let": {
                 "type": "object",
                 "propertyNames": {"pattern": VARIABLE_PATTERN},
@@ -563,6 +557,7 @@ def build_schema() -> dict[str, Any]:
                             "metadata": _value("Metadata."),
                             "when": _expr("Condition."),
                             "event_id": event_id,
+                            **_counter_props(),
                         },
                         required=["value"],
                     ),
@@ -576,6 +571,76 @@ def build_schema() -> dict[str, Any]:
         },
     }
 
+
+
+def _counter_props() -> dict[str, Any]:
+    """`counter` and `total` of an event rule's signal (issue 27: counters without double counting)."""
+    return {
+        "counter": {
+            "enum": ["per_step", "cumulative"],
+            "description": "What the value is: `per_step` (default) this event's own, or `cumulative` a running "
+            "total: the signal is then its increase since this signal's last value in the trajectory.",
+        },
+        "total": {
+            "type": "boolean",
+            "description": "No signal per event: one signal of this name on the trajectory, after its events, "
+            "the sum of the per-event values.",
+        },
+    }
+
+
+def _each(item_keys: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`each`: an expression, or a list of loops whose items may take ``item_keys`` too."""
+    item = {"each": {"type": "string", "minLength": 1}, "as": {"type": "string", "pattern": VARIABLE_PATTERN}}
+    return {
+        "description": "Iterate: an expression giving an array, or a list of nested loops [{each, as}].",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "minItems": 1, "items": _obj({**item, **(item_keys or {})}, required=["each"])},
+        ],
+    }
+
+
+def _stream_defs() -> dict[str, Any]:
+    """`$defs` of a level's loops: `each` (a list item may `merge` and `carry`), `merge`, `carry`."""
+    carry_value = {
+        "description": "An expression, or {value, when}: $carry.<name> is its latest non-null value.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            _obj({"value": {"type": "string", "minLength": 1, "description": "The value to carry."},
+                  "when": _expr("Take the value only from the elements for which this is truthy.")},
+                 required=["value"]),
+        ],
+    }
+    return {
+        "loop_each": _each({"merge": {"$ref": "#/$defs/merge"}, "carry": {"$ref": "#/$defs/carry"}}),
+        "merge": _obj(
+            {
+                "by": _expr("The key: elements with the same key are one element; null: the element stands alone."),
+                "when": _expr("Which elements merge (default: every element whose key is not null)."),
+                "fields": {
+                    "type": "object",
+                    "propertyNames": {"minLength": 1},
+                    "additionalProperties": {"enum": ["first", "last", "max", "min", "sum", "concat", "collect"]},
+                    "description": "Field path -> how it combines over the elements: first (non-null), last "
+                    "(non-null), max, min, sum (numbers; objects member by member), concat (arrays, texts), "
+                    "collect (an array of the values). Other fields are the first element's.",
+                },
+                "open": {"type": "integer", "minimum": 1, "maximum": MAX_MERGE_OPEN,
+                         "description": "How many keys may be open at once (default 1)."},
+            },
+            required=["by"],
+            description="One element from several: the first one's object with `fields` combined over all.",
+        ),
+        "carry": {
+            "type": "object",
+            "propertyNames": {"pattern": VARIABLE_PATTERN},
+            "maxProperties": MAX_CARRY_NAMES,
+            "additionalProperties": carry_value,
+            "description": "$carry.<name>: the latest non-null value up to the current element (model, session "
+            "id, turn context seen on an earlier line).",
+        },
+    }
 
 
 def _test_case_schema() -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mapc import fieldpath
-from mapc.diagnostics import Diagnostic, Findings, TooManyErrors
+from mapc.diagnostics import Diagnostic, Findings, TooManyErrors, format_path
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.spec import ir
 from mapc.spec.loader import LoadedSpec
@@ -32,7 +32,7 @@ BASE_VARIABLES = frozenset({"source", "tables", "siblings", "root"})
 RESERVED = frozenset(
     BASE_VARIABLES
     | set(LEVELS)
-    | {"event", "index", "ordinal", "task", "score", "signals", "output", "events"}
+    | {"event", "index", "ordinal", "task", "score", "signals", "output", "events", "carry", "merged"}
 )
 #: Longest expression (or template placeholder) compiled; real specs use well under 1 KiB.
 MAX_EXPRESSION_CHARS = 16 * 1024
@@ -54,6 +54,7 @@ VARIABLE_FIELDS = {
     "trajectory": ("record_type", "id", "group_id", "parent_id", "branch_id", "status", "termination",
                    "metadata"),
     "source": ("path", "name", "stem", "line", "byte_offset", "byte_length"),
+    "merged": ("key", "lines", "first_line", "last_line"),
 }
 _EXPR_CODES = {
     "syntax": "expression_syntax",
@@ -136,6 +137,7 @@ class Builder:
         self.expression_chars = 0  # toward MAX_SPEC_EXPRESSION_CHARS
         self.referenced_files: list[Path] = []
         self.used_tags: set[tuple] = set()
+        self.carry_names: dict[str, tuple] = {}  # $carry.<name> in scope -> where declared
 
     # -- helpers -----------------------------------------------------------
     def dir_of(self, path: tuple) -> Path:
@@ -166,6 +168,8 @@ class Builder:
         except ExpressionError as exc:
             mark = self.spec.expression_mark(where, offset + max(exc.column or 0, 0))
             hint = exc.hint
+            if exc.kind == "unknown-variable":
+                hint = _stream_variable_hint(exc.message) or hint
             if template and hint is None and exc.kind == "syntax":  # `{% ... %}` meant as text
                 hint = "a template's `{...}` holds an expression; write `{{` and `}}` for literal braces"
             self.diags.append(
@@ -182,7 +186,7 @@ class Builder:
         for read in field_paths:
             segs = fieldpath.segments(read) if read.startswith("$") else ("",)
             name = segs[0][1:]
-            known = VARIABLE_FIELDS.get(name)
+            known = tuple(self.carry_names) if name == "carry" else VARIABLE_FIELDS.get(name)
             field = segs[1] if len(segs) > 1 and segs[1] not in (fieldpath.ANY, fieldpath.STAR) else ""
             if known is None or not field or field in known or name in self.bound:
                 continue
@@ -280,25 +284,29 @@ class Builder:
             lpath = path if isinstance(data, str) else path + (i,)
             epath = lpath if isinstance(data, str) else lpath + ("each",)
             e = self.expr(item["each"], epath, variables)
+            merge = self.merge(item.get("merge"), lpath + ("merge",), variables, item.get("as"))
             name = item.get("as")
             if name:
                 self.bind(name, lpath + ("as",), variables)
                 variables.add(f"{name}_index")
             variables.add("index")
+            carry = self.carry(item.get("carry"), lpath + ("carry",), variables)
             if e is not None:
-                out.append(ir.Loop(e, name, lpath))
+                out.append(ir.Loop(e, name, lpath, merge, carry))
         return tuple(out)
 
     def scope(self, data: dict, path: tuple, variables: set) -> ir.Scope:
         loops = self.loops(data.get("each"), path + ("each",), variables)
+        loops = self.level_stream(data, path, loops, variables, "merge")
         if data.get("as") and isinstance(data.get("each"), str):
             name = data["as"]
             self.bind(name, path + ("as",), variables)
             variables.add(f"{name}_index")
-            loops = tuple(ir.Loop(lp.each, name, lp.path) for lp in loops)
+            loops = tuple(dataclasses.replace(lp, as_name=name) for lp in loops)
         elif data.get("as"):
             self.error("invalid_value", path + ("as",), "`as` needs a single `each` expression",
                        hint="with a list of loops, put `as` inside each loop")
+        loops = self.level_stream(data, path, loops, variables, "carry")
         where = self.expr(data["where"], path + ("where",), variables) if "where" in data else None
         lets = []
         for name, val in (data.get("let") or {}).items():
@@ -311,6 +319,113 @@ class Builder:
             ordinal = self.expr(data["ordinal_by"], path + ("ordinal_by",), variables)
             variables.add("ordinal")
         return ir.Scope(loops, where, tuple(lets), ordinal)
+
+    # -- event streams: merge, carry (issue 27) ----------------------------------------
+    def level_stream(self, data: dict, path: tuple, loops: tuple, variables: set, key: str) -> tuple:
+        """``loops`` with the level's `merge` (before `as` binds the element) or `carry` (after)
+        on its loop: the one `each` beside them; with a list of loops, each item says its own."""
+        if key not in data:
+            return loops
+        each = data.get("each")
+        if not isinstance(each, str):
+            where = "a list of loops: write it inside the loop item it belongs to" if each else "no loop"
+            self.error("misplaced_key", path + (key,), f"`{key}` belongs to a loop, and this level has {where}",
+                       key=True, hint=f"e.g. `each: [{{each: turns}}, {{each: \"@\", {key}: ...}}]`" if each
+                       else f"give the level `each:` (a jsonl source: `each: \"@\"`), or move `{key}` to the "
+                       "level that loops over the elements")
+            return loops
+        if not loops:  # the loop did not compile (reported)
+            return loops
+        if key == "merge":
+            merge = self.merge(data["merge"], path + ("merge",), variables, data.get("as"))
+            return (dataclasses.replace(loops[0], merge=merge),)
+        carry = self.carry(data["carry"], path + ("carry",), variables)
+        return (dataclasses.replace(loops[0], carry=carry),)
+
+    def merge(self, data: dict | None, path: tuple, variables: set, as_name: str | None = None) -> ir.Merge | None:
+        """`merge` of a loop. Its `by` and `when` read the element as it comes (`@`) and the
+        variables of the levels above: not this loop's own (they name the merged element)."""
+        if data is None:
+            return None
+        outer = set(variables) - {"index"}
+        own = {f"${name}" for name in (as_name, f"{as_name}_index") if as_name} | {"$index"}
+        for key in ("by", "when"):
+            used = sorted(own & set(re.findall(r"\$\w+", data.get(key) or "")))
+            if used:
+                self.error("unknown_variable", path + (key,), f"merge.{key} is read on each element as it comes, "
+                           f"before the loop names it: {used[0]} is not set yet",
+                           hint="read the element with `@`: e.g. `message.id`, not `$line.message.id`")
+                variables.add("merged")
+                return None
+        by = self.expr(data["by"], path + ("by",), outer)
+        when = self.expr(data["when"], path + ("when",), outer) if "when" in data else None
+        fields, seen = [], {}
+        for text, strategy in (data.get("fields") or {}).items():
+            fpath = path + ("fields", text)
+            keys = self._merge_field(text, fpath)
+            if keys is None:
+                continue
+            clash = next((other for other, k in seen.items()
+                          if k[:len(keys)] == keys or keys[:len(k)] == k), None)
+            if clash is not None:
+                self.error("conflicting_keys", fpath, f"`{text}` and `{clash}` overlap: one is inside the other, "
+                           "so the merged element cannot take both", key=True,
+                           hint="merge the outer field only, or name only fields that do not contain each other")
+                continue
+            seen[text] = keys
+            fields.append((keys, strategy))
+        variables.add("merged")
+        if by is None:
+            return None
+        return ir.Merge(by, when, tuple(fields), int(data.get("open", 1)), path)
+
+    def _merge_field(self, text: str, path: tuple) -> tuple[str, ...] | None:
+        """The keys of a `merge.fields` key: a plain field path (`message.usage`,
+        `attributes."gen_ai.usage"`), or None with an error at the key."""
+        try:
+            keys = compile_expression(text).path
+        except ExpressionError as exc:
+            keys, why = None, exc.message
+        else:
+            why = "it is not a plain field path"
+        if keys is None or not all(isinstance(k, str) for k in keys):
+            self.error("invalid_merge_field", path, f"`{text}` cannot be merged: {why}", key=True,
+                       hint="name a field by its path, as expressions write it: `message.content`, "
+                       "`attributes.\"gen_ai.usage\"` (no index, filter, function or variable)")
+            return None
+        return tuple(keys)
+
+    def carry(self, data: dict | None, path: tuple, variables: set) -> tuple[ir.CarryValue, ...]:
+        """`carry` of a loop: each name's value (and its `when`) read on the element, after
+        `merge` and `as`; then $carry.<name> is in scope for the level and below."""
+        if data is None:
+            return ()
+        out = []
+        before = set(variables) - {"carry"}  # a carried value is read from the element, not $carry
+        for name, spec in data.items():
+            npath = path + (name,)
+            if name in self.carry_names:
+                first = self.spec.mark(self.carry_names[name])
+                self.error("duplicate_name", npath, f"$carry.{name} is already carried (line {first.line})",
+                           key=True, hint="give each carried value its own name")
+                continue
+            long = isinstance(spec, dict)
+            texts = {"value": spec["value"] if long else spec, "when": spec.get("when") if long else None}
+            reads = [k for k, text in texts.items() if text and re.search(r"\$carry\b", text)]
+            if reads:
+                at = npath + ((reads[0],) if long else ())
+                self.error("unknown_variable", at, f"$carry.{name} is read from the element: $carry is not set "
+                           "while `carry` is computed", hint="read the element's own field (e.g. `cwd`, "
+                           "`payload.model`); its latest non-null value is kept for you")
+                self.carry_names[name] = npath
+                continue
+            value = self.expr(texts["value"], npath + (("value",) if long else ()), before)
+            when = self.expr(spec["when"], npath + ("when",), before) if long and "when" in spec else None
+            self.carry_names[name] = npath
+            if value is not None:
+                out.append(ir.CarryValue(name, value, when, npath))
+        variables.add("carry")
+        return tuple(out)
 
     def signals(self, data: Any, path: tuple, variables: set) -> tuple[ir.SignalSpec, ...]:
         if data is None:
@@ -351,9 +466,55 @@ class Builder:
         unit = self.value(spec["unit"], path + ("unit",), local) if "unit" in spec else None
         meta = self.value(spec["metadata"], path + ("metadata",), local) if "metadata" in spec else None
         event_id = self.owning_event(spec, path, local)
+        counter, total = self.counter(spec, path, local, unit, meta)
         if name_v is None or value is None:
             return None
-        return ir.SignalSpec(name_v, value, unit, meta, loops, when, path, event_id)
+        return ir.SignalSpec(name_v, value, unit, meta, loops, when, path, event_id, counter, total)
+
+    def counter(self, spec: dict, path: tuple, variables: set, unit, meta) -> tuple[str, bool]:
+        """`counter` and `total` of a signal: an event rule's only (a trajectory's signal is one
+        value already); a total's unit is one text and it has no metadata (one record per
+        trajectory sums the events')."""
+        counter, total = spec.get("counter", "per_step"), bool(spec.get("total", False))
+        if "counter" not in spec and "total" not in spec:
+            return counter, total
+        if "event" not in variables:
+            key = "counter" if "counter" in spec else "total"
+            self.error("invalid_key", path + (key,), f"`{key}` belongs to an event rule's signal: a trajectory's "
+                       "signal is one value per trajectory already", key=True,
+                       hint="declare the signal on the event rule whose elements carry the value "
+                       "(`signals:` of a rule with `when:`); `total: true` there gives one signal on the trajectory")
+            return "per_step", False
+        if total and unit is not None and not (isinstance(unit, ir.Literal) or
+                                               isinstance(unit, ir.Expr) and unit.compiled.constant[0]):
+            self.error("invalid_value", path + ("unit",), "a total is one signal: its unit must be a literal",
+                       hint="write the unit as text, e.g. `unit: \"'tokens'\"`")
+        if total and meta is not None:
+            self.error("invalid_key", path + ("metadata",), "a total is one signal summing the events': it "
+                       "has no metadata of its own", key=True, hint="remove `metadata`, or drop `total: true`")
+        return counter, total
+
+    def check_totals(self, levels, events) -> None:
+        """Totals of one name are one signal on the trajectory: every rule's must count the same
+        way, and no trajectory signal may have that name (their ids would be the same)."""
+        totals: dict[str, ir.SignalSpec] = {}
+        for rule in events.rules if events is not None else ():
+            for t in rule.emits:
+                for sig in t.signals:
+                    name = sig.name.value if isinstance(sig.name, ir.Literal) else None
+                    if not sig.total or not isinstance(name, str):
+                        continue
+                    first = totals.setdefault(name, sig)
+                    if first.counter != sig.counter:
+                        self.error("conflicting_keys", sig.path, f"the total `{name}` is counted `{first.counter}` "
+                                   f"at {format_path(first.path)} and `{sig.counter}` here; a total is one sum",
+                                   hint="give both the same `counter`, or give the totals different names")
+        for lv in levels:
+            for sig in lv.signals if lv is not None and lv.name == "trajectory" else ():
+                if isinstance(sig.name, ir.Literal) and sig.name.value in totals:
+                    self.error("duplicate_id", sig.path, f"the trajectory already gets a signal `{sig.name.value}`: "
+                               f"the total of {format_path(totals[sig.name.value].path)}",
+                               hint="rename one of them")
 
     def owning_event(self, spec: dict, path: tuple, variables: set):
         """`event_id` of a trajectory's signal or artifact: `last`, or a value giving an event id."""
@@ -515,7 +676,7 @@ class Builder:
             return ir.Events(ir.Scope((), None, (), None), None, False, (), path)
         scope = self.scope(data, path, variables)
         parent = self.parent(data, path, variables)
-        level_keys = ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules")
+        level_keys = ("each", "as", "where", "let", "ordinal_by", "parent", "raw", "rules", "merge", "carry")
         if "rules" in data:  # `id`, `timestamp` beside `rules`: for every event without its own
             level_keys += ("id", "timestamp")
         rule_keys = [k for k in data if k not in level_keys]
@@ -1129,6 +1290,7 @@ class Builder:
         events = self._section(lambda: self.events(records, variables)) if "records" in data else None
         # without events (no `records`, or they did not compile) that is the error to report, not this one
         line_level = self._section(lambda: self._line_level(source, levels, events)) if events is not None else None
+        self._section(lambda: self.check_totals(levels, events))
         evaluators = self._section(lambda: self.evaluators(data.get("evaluators")), ())
         usage = []
         usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
@@ -1206,6 +1368,16 @@ class Builder:
 
 
 _FINITE_HINT = "use a finite number or null (YAML reads .nan and .inf as NaN and infinity)"
+
+
+def _stream_variable_hint(message: str) -> str | None:
+    """The fix for ``$carry`` or ``$merged`` where no loop above declares them."""
+    if re.search(r"\$carry\b", message):
+        return ("$carry holds what `carry:` on a loop declares (e.g. `records.events.carry: {model: "
+                "message.model}`), visible at that loop's level and below")
+    if re.search(r"\$merged\b", message):
+        return "$merged describes the element a loop's `merge:` made: it exists at that loop's level and below"
+    return None
 
 
 def iter_exprs(value) -> list[ir.Expr]:

@@ -31,6 +31,9 @@ sys.path.insert(0, str(ROOT / "tests" / "library"))
 from library_support import AUXILIARY, FORMATS  # noqa: E402
 
 EXAMPLE_SPECS = sorted(ROOT.glob("examples/*/spec*.yaml"))
+#: The language cases of issue 27's event streams (merge, carry, counters, pairing), on their fixtures
+CASE_SPECS = sorted(p for prefix in ("merge-", "carry-", "counters-", "pairing-")
+                    for p in ROOT.glob(f"tests/cases/language/{prefix}*/spec.yaml"))
 WORKERS = 4
 
 
@@ -65,7 +68,6 @@ def corpus_traces(fmt: str) -> list[Path]:
 def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict]:
     """(spec id, source label) -> both verdicts, for every spec's fixtures and corpus traces."""
     from mapc.build import build
-    from mapc.validators.rlviz.validate import ValidationFailure, validate
 
     base = tmp_path_factory.mktemp("rlviz-conformance")
     env = fast_python_env()
@@ -81,20 +83,50 @@ def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict
         for trace in corpus_traces(result.spec.source.format):
             jobs.append((spec_id, f"corpus/{trace.parent.name}/{trace.name}", plugin, trace, result.spec.source.format))
 
-    def run(job):
-        spec_id, label, plugin, source, fmt = job
-        real = subprocess.run([str(real_rlviz), "--json", str(plugin), str(source)], capture_output=True, text=True,
-                              timeout=120, stdin=subprocess.DEVNULL, env=env)
-        try:
-            report = validate(plugin, source, env=env)
-            mapc = {"ok": True, **report.payload(), "beyond_rlviz": [f.text() for f in report.findings.kept]}
-        except ValidationFailure as exc:
-            mapc = {"ok": False, **exc.payload()}
-        return (spec_id, label), {"format": fmt, "real_exit": real.returncode,
-                                  "real": json.loads(real.stdout or real.stderr or "null"), "mapc": mapc}
-
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        return dict(pool.map(run, jobs))
+        return dict(pool.map(lambda job: _verdicts(real_rlviz, env, job), jobs))
+
+
+def _verdicts(real_rlviz, env, job) -> tuple[tuple[str, str], dict]:
+    """Both validators' verdicts on one (spec id, source label, plugin, source, format) job."""
+    from mapc.validators.rlviz.validate import ValidationFailure, validate
+
+    spec_id, label, plugin, source, fmt = job
+    real = subprocess.run([str(real_rlviz), "--json", str(plugin), str(source)], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, env=env)
+    try:
+        report = validate(plugin, source, env=env)
+        mapc = {"ok": True, **report.payload(), "beyond_rlviz": [f.text() for f in report.findings.kept]}
+    except ValidationFailure as exc:
+        mapc = {"ok": False, **exc.payload()}
+    return (spec_id, label), {"format": fmt, "real_exit": real.returncode,
+                              "real": json.loads(real.stdout or real.stderr or "null"), "mapc": mapc}
+
+
+@pytest.fixture(scope="session")
+def case_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict]:
+    """(case, fixture) -> both verdicts, for the event-stream language cases."""
+    from mapc.build import build
+
+    base = tmp_path_factory.mktemp("rlviz-cases")
+    env = fast_python_env()
+    jobs = []
+    for spec in CASE_SPECS:
+        plugin = base / spec.parent.name
+        result = build(spec, "rlviz", plugin, validate=False)
+        assert result.diagnostics.ok, (spec, [d.format() for d in result.diagnostics])
+        for case in json.loads((plugin / "testdata" / "cases.json").read_text(encoding="utf-8"))["cases"]:
+            jobs.append((spec.parent.name, case["source"], plugin, plugin / "testdata" / case["source"],
+                         case["expected_format"]))
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return dict(pool.map(lambda job: _verdicts(real_rlviz, env, job), jobs))
+
+
+@pytest.mark.parametrize("case", [p.parent.name for p in CASE_SPECS])
+def test_real_rlviz_passes_the_event_stream_cases_and_mapc_agrees(case_runs, case):
+    runs = {label: run for (name, label), run in case_runs.items() if name == case}
+    assert runs, case
+    _assert_agree(runs)
 
 
 def test_every_example_and_library_spec_is_covered(conformance_runs):
@@ -110,6 +142,11 @@ def test_every_example_and_library_spec_is_covered(conformance_runs):
 def test_real_rlviz_passes_and_mapc_agrees(conformance_runs, spec_id):
     runs = {label: run for (spec, label), run in conformance_runs.items() if spec == spec_id}
     assert runs
+    _assert_agree(runs)
+
+
+def _assert_agree(runs: dict[str, dict]) -> None:
+    """The real RLViz accepts every run, and mapc's validator says the same, with nothing beyond."""
     for label, run in sorted(runs.items()):
         real, mapc = run["real"], dict(run["mapc"])
         assert run["real_exit"] == 0, f"the real RLViz rejects {label}: {real}"

@@ -36,3 +36,18 @@ def test_stream_bounds_quick_runs_every_shape_and_the_adapter_stops_at_its_bound
                                                         "small-samples", "bomb"]
     bomb = rows[-1].split(" | ")
     assert bomb[3] == "1" and "the output would pass RLViz's limit of 33554432 bytes" in bomb[-1]
+
+
+def test_session_merge_quick_maps_the_log_both_ways():
+    """bench/session_merge.py --quick: a 5 MB session log, merged and line by line; the record
+    counts say each copy's 34 responses became 34 generations (and 129 events line by line)."""
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "session_merge.py"), "--quick"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    copies = int(run.stdout.split(" lines")[0].split(", ")[-1].replace(",", "")) // 136
+    counts = {label: int(line.rsplit(", ", 1)[1].split()[0].replace(",", ""))
+              for line in run.stdout.splitlines() for label in ("merge", "line by line")
+              if line.strip().startswith(label + ":")}
+    # run, case, group, trajectory, the events, four totals, complete
+    assert counts == {"merge": 4 + 74 * copies + 4 + 1, "line by line": 4 + 129 * copies + 4 + 1}
+    assert "merge / line by line, CPU:" in run.stdout

@@ -36,7 +36,7 @@ def test_every_library_spec_gets_the_same_rlviz_runtime(library_plugins):
 def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules():
     runtimes = {t: get_target(t).shared_runtime() for t in ("rlviz", "relai", "cap-evolve")}
     assert len({r.sha256 for r in runtimes.values()}) == 3
-    assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "records_rt", "rlviz_rt")
+    assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "rlviz_rt")
     assert "relai_main" in runtimes["relai"].units and "relai_main" not in runtimes["cap-evolve"].units
     for r in runtimes.values():
         files = dict(r.files)
