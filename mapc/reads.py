@@ -233,6 +233,8 @@ class _Walker:
                     self.value(v, base, env)
                 self.signals(t.signals, base, env)
                 self.artifacts(t.artifacts, base, env)
+                if t.subtrajectory is not None:
+                    self.value(t.subtrajectory.path, base, env)
         return sorted((Read(p, w, s, exact, tuple(sorted(self.written.get((p, w, s), ()))), self.exprs.get(w))
                        for (p, w, s), exact in self.found.items()),
                       key=lambda r: (r.source != "trace", r.source, r.path, r.where))

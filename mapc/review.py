@@ -451,10 +451,14 @@ def format_review(r: Review) -> str:
             lines.append(f"  memory: {rd['memory']}")
         for name, sib in rd["siblings"].items():
             lines.append(f"  sibling file {name} ({' or '.join(sib['files'])}): {', '.join(sib['paths']) or '(whole file)'}")
+        for sub in rd.get("subtrajectories", ()):
+            lines.append(f"  subtrajectory files ({sub['where']}, line {sub['line']}): {sub['path']}, relative to the "
+                         "source's folder, inside its root; each mapped as the source is")
     if r.emits:
         em = r.emits
         lines += ["", "WHAT IT EMITS", "  records: " + "; ".join(f"{x['record']} ({x['how']})" for x in em["records"])]
         lines.append("  event kinds: " + "; ".join(f"{k['kind']} " + (f"when {k['when']}" if k["when"] else "otherwise")
+                                                 + (" (after its subtrajectory)" if k.get("subtrajectory") else "")
                                                  for k in em["event_kinds"]))
         lines.append("  signals: " + (", ".join(em["signals"]) or "none"))
         lines.append("  evaluators: " + (", ".join(f"{e['id']} [{e['range'][0]:g}, {e['range'][1]:g}]"

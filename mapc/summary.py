@@ -29,6 +29,9 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
         "approximate": sorted({x.path for x in reads if not x.exact}),
         "siblings": siblings,
         "memory": stream_plan(spec).describe(),
+        # files the trace names, each mapped as a child trajectory (D120)
+        "subtrajectories": [{"path": s.path.text, "where": _where(s.at), "line": _line(spec, s.at)}
+                            for s in spec.subtrajectories],
     }
     records = []
     parent = "source file"
@@ -54,6 +57,8 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
         for t in rule.emits:
             kinds.append({"kind": t.kind, "when": when if t.when is None else f"{when} and {t.when.text}",
                           "line": line})
+            if t.subtrajectory is not None:
+                kinds[-1]["subtrajectory"] = t.subtrajectory.path.text
             signals += [_name(s.name) + _counting(s) for s in t.signals]
     emits = {
         "records": records,
@@ -102,6 +107,12 @@ def _line(spec, path) -> int | None:
     return mark.line if mark is not None and mark.line else None
 
 
+def _where(path) -> str:
+    from mapc.diagnostics import format_path
+
+    return format_path(path)
+
+
 def _name(v) -> str:
     from mapc.spec import ir
 
@@ -139,6 +150,8 @@ def header_table(spec, *, evaluators: bool) -> str:
                    + (", by the first rule that matches:" if rec["record"] == "event" else ""))
     for k in emits["event_kinds"]:
         out.append(f"{k['line'] or '-':>4}       {k['kind']} " + (f"when {k['when']}" if k["when"] else "otherwise"))
+        if k.get("subtrajectory"):
+            out.append(f"           after the trajectory of the file {k['subtrajectory']}")
     if emits["signals"]:
         out.append(f"signals  {', '.join(emits['signals'])}")
     if evaluators and emits["evaluators"]:

@@ -187,6 +187,8 @@ class MappingGenerator:
                     values += [sig.name, sig.value, sig.unit, sig.metadata, sig.when] + [lp.each for lp in sig.loops]
                 for art in t.artifacts:
                     values += [v for _, v in art.fields] + [art.when] + [lp.each for lp in art.loops]
+                if t.subtrajectory is not None:
+                    values.append(t.subtrajectory.path)
         return [e for v in values if v is not None for e in iter_exprs(v)]
 
     # -- entry ----------------------------------------------------------------
@@ -198,6 +200,8 @@ class MappingGenerator:
             if lv.declared:
                 self._level(lv)
         self._events()
+        if self.spec.subtrajectories:
+            self._map_child_source()
         return "\n\n\n".join(f.strip("\n") for f in self.functions if f.strip()) + "\n"
 
     def _spec_line(self, path: tuple) -> str:
@@ -242,25 +246,45 @@ class MappingGenerator:
                 )
                 w.line(f'scope = {{"source": src.info, "tables": TABLES, "siblings": {{{siblings}}}, "root": None}}')
                 w.line('srcloc = {"path": src.rel}')
-            if self.jsonl:  # lines are read one at a time at the level with `each: "@"`
-                doc = "None"
-            else:
-                if self.stream is None:
-                    w.line("doc = src.document(st)")
-                else:
-                    p = self.stream
-                    w.comment(f"{p.where} (each {p.text}): the array is read one element at a time, "
-                              "after the rest of the document")
-                    w.line(f"doc = src.streamed_document(st, {literal(p.key)}, {literal(p.needed)})")
-                w.line(f"require_fields(doc, REQUIRED, FORMAT, {self._required_at()})  # source.probe.require")
-                w.line('scope["root"] = doc')
-                doc = "doc"
-                if any(self.spec.source.probe.require):
-                    self.x.known_dicts.add("doc")  # the required fields are there: an object
+            doc = self._document(w, "src")
             self._next_level(w, "", doc, "scope", "None", '""')
             if any(sig.total for rule in self.spec.events.rules for t in rule.emits for sig in t.signals):
                 w.comment("signals with `total: true`: one per trajectory, after every event")
                 w.line("emit_totals(st)")
+            self.x.known_dicts.clear()
+        self.functions += [self.x.take(), w.text()]
+
+    def _document(self, w: Writer, src: str) -> str:
+        """Read the document of the source ``src`` (json; a jsonl or csv source is read line by
+        line at its line level): the variable that holds it, ``None`` for lines."""
+        if self.jsonl:  # lines are read one at a time at the level with `each: "@"`
+            return "None"
+        if self.stream is None:
+            w.line(f"doc = {src}.document(st)")
+        else:
+            p = self.stream
+            w.comment(f"{p.where} (each {p.text}): the array is read one element at a time, "
+                      "after the rest of the document")
+            w.line(f"doc = {src}.streamed_document(st, {literal(p.key)}, {literal(p.needed)})")
+        w.line(f"require_fields(doc, REQUIRED, FORMAT, {self._required_at()})  # source.probe.require")
+        w.line('scope["root"] = doc')
+        if any(self.spec.source.probe.require):
+            self.x.known_dicts.add("doc")  # the required fields are there: an object
+        return "doc"
+
+    def _map_child_source(self) -> None:
+        """``map_child_source``: a subtrajectory's file (``st.src`` while the runtime's
+        ``map_subtrajectory`` maps it), read as ``map_source`` reads the source, mapped from the
+        trajectory level down (the spec has one trajectory per source: no level above loops)."""
+        w = Writer()
+        w.line("def map_child_source(st, emit, scope, parent, loc):")
+        with w.indent():
+            wheres = ", ".join(ir.Expr("", s.at, None).where for s in self.spec.subtrajectories)
+            w.docstring(f"A subtrajectory's file ({docstring_text(wheres)}): mapped as the source is, "
+                        "from records.trajectory down, as a child of the trajectory that named it.")
+            w.line('srcloc = {"path": st.src.rel}')
+            doc = self._document(w, "st.src")
+            self._next_level(w, "group", doc, "scope", "parent", "loc")
             self.x.known_dicts.clear()
         self.functions += [self.x.take(), w.text()]
 
@@ -332,7 +356,10 @@ class MappingGenerator:
             if self.uses_source_var:
                 w.line('s["source"] = {**st.src.info, **srcloc}')
             self._stream_element(w, lines, "el0", 0)
-            w.line('loc0 = f"L{line}"')
+            if self.spec.subtrajectories:  # a subtrajectory's lines: `sub1/L3` (map_subtrajectory)
+                w.line('loc0 = f"{loc}/L{line}" if loc else f"L{line}"')
+            else:
+                w.line('loc0 = f"L{line}"')
             el, loc = "el0", "loc0"
             depth = 1
         for k, lp in enumerate(loops):
@@ -1011,7 +1038,7 @@ class MappingGenerator:
         """Whether one ``events.put`` or ``events.put_full`` call (:meth:`_fused_event`) takes
         a rule's event: all but artifacts, signals of other shapes and an event that
         expressions read (``$event``), which :meth:`_event_record` writes as before."""
-        if t.artifacts or "event" in self.used_vars:
+        if t.artifacts or t.subtrajectory is not None or "event" in self.used_vars:
             return False
         return self._direct_signals(t.signals) and all(
             s.metadata is None and s.event_id is None and (s.unit is None or _constant_text(s.unit) is not None)
@@ -1229,12 +1256,14 @@ class MappingGenerator:
             self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
         raw = self._raw(t)
         args = "st, ev, srcloc"
-        if raw or "metadata" in can:
+        if raw or "metadata" in can or t.subtrajectory is not None:
             w.line('ev["source"] = srcloc')
             if raw:
                 w.line(f'ev["raw"] = {el}')
             if "metadata" in can:
                 self._put(w, "ev", "metadata", self._object(can["metadata"], self.x.value(can["metadata"], el, "s"), literal(where + ".metadata")))
+            if t.subtrajectory is not None:
+                self._subtrajectory(w, t, el)
             args = "st, ev, None"
         if self.remembers_events:
             args += ", True"
@@ -1242,14 +1271,28 @@ class MappingGenerator:
             args = "st, ev"
         var = "events.prev"
         w.line(f"{var} = emit_event({args})")
-        if t.semantic and self.semantics:  # a view of its own (emit_event's is the kind alone)
-            fields = "".join(f", {k}={k}" for k, _ in t.semantic)
+        if (t.semantic or t.subtrajectory) and self.semantics:  # a view of its own (emit_event's: the kind)
+            fields = "".join(f", {k}={k}" for k, _ in t.semantic) + (", subtrajectory=sub" if t.subtrajectory else "")
             w.line(f"semantic_view(st, {var}, {literal(t.kind)}{fields})")
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')
             self._children(w, t.signals, t.artifacts, rec="ev", event=True, el=el, where=_where(t.path) + ".signals",
                            eid=var)
+
+    def _subtrajectory(self, w: Writer, t: ir.EventTemplate, el: str) -> None:
+        """``sub = map_subtrajectory(...)``: the file the rule's `subtrajectory` names, mapped as
+        a child trajectory before the event (which then names it in ``metadata``), D120."""
+        sub = t.subtrajectory
+        where = _where(sub.at)
+        w.comment(f"{where} (line {sub.path.line}): its file, a child trajectory, first")
+        sem = dict(t.semantic)
+        call_id = "None"
+        if "tool_call_id" in sem:  # a variable with semantic views; else (maybe in line) again
+            call_id = "tool_call_id" if self.semantics else self.x.value(sem["tool_call_id"], el, "s")
+        path = self.x.value(sub.path, el, "s")
+        self._call(w, "sub = map_subtrajectory" if self.semantics else "map_subtrajectory", ["st", "emit", "map_child_source", path, "ev", "traj", call_id,
+                                                   "scope", literal(where)])
 
     def _fields(self, level: int, values: list[tuple[str, str]], layout: dict, canonical: dict) -> list[str]:
         """An event's input, output and data (``canonical``: those the rule gives as such): each

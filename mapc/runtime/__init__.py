@@ -230,9 +230,10 @@ STREAM_PART = "stream"
 #: window or a document of another shape (D97), what only a stream stopped at a host's
 #: output limits runs (D96), what only a probe runs (reading and parsing
 #: a source's prefix), CSV (only CSV sources), `iso8601()` (with `datetime`, 5 M
-#: instructions to import) and a loop's `merge` (17 M to compile, D110). Other parts call a
-#: root through a forwarding function that imports its part; a part whose roots need nothing
-#: of their own is not made (its units stay where their module puts them).
+#: instructions to import), a loop's `merge` (17 M to compile, D110) and `subtrajectory`
+#: (D120). Other parts call a root through a forwarding function that imports its part; a
+#: part whose roots need nothing of their own is not made (its units stay where their
+#: module puts them).
 LAZY_PARTS = (
     (STREAM_PART, STREAM_ROOTS),
     ("document", ("JsonDocumentReader",)),
@@ -242,6 +243,7 @@ LAZY_PARTS = (
     ("csv", ("csv_rows", "csv_probe_values")),
     ("timestamps", ("_jp_iso8601",)),
     ("merge", ("MergedElements",)),
+    ("subtrajectory", ("map_subtrajectory", "claim_subtrajectory")),
 )
 #: Units an RLViz probe runs (``adapter.py probe``: the entry stops before it imports its
 #: mapping helpers), with the JMESPath functions probes' ``when`` use (``type(x) ==
@@ -481,6 +483,7 @@ _PART_SUMMARIES = {
     "csv": "only CSV sources run",
     "timestamps": "of iso8601() and datetime: only specs that convert times run",
     "merge": "of a loop's `merge`: only specs that merge elements run",
+    "subtrajectory": "only a spec with `subtrajectory` runs (a child trajectory)",
 }
 _INIT_SUMMARIES = {
     STREAM_PART: "the units only mapping a source runs (a probe never imports it)",
@@ -492,6 +495,7 @@ _INIT_SUMMARIES = {
     "csv": "reading CSV sources (their stream and their probe)",
     "timestamps": "iso8601(), with what only it needs (datetime)",
     "merge": "a loop's `merge` (the rest of sessions_rt: carry, counters)",
+    "subtrajectory": "mapping a file a trace names as a child trajectory (`subtrajectory`)",
     JMESPATH_MORE: "the JMESPath functions fewer specs use",
 }
 

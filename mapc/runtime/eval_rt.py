@@ -10,7 +10,9 @@ import math
 
 
 def group_trajectories(records):
-    """Trajectories in stream order, each with its events, signals and artifacts."""
+    """Trajectories in stream order, each with its events, signals and artifacts; not the
+    subtrajectories (:func:`is_subtrajectory`): part of the run that spawned them, they answer
+    no task of their own."""
     out = []
     by_id = {}
     for rec in records:
@@ -19,12 +21,20 @@ def group_trajectories(records):
             if rec["id"] not in by_id:
                 entry = {"record": rec, "events": [], "signals": [], "artifacts": []}
                 by_id[rec["id"]] = entry
-                out.append(entry)
+                if not is_subtrajectory(rec):
+                    out.append(entry)
         elif kind in ("event", "signal", "artifact"):
             entry = by_id.get(rec.get("trajectory_id"))
             if entry is not None:
                 entry[kind + "s"].append(rec)
     return out
+
+
+def is_subtrajectory(rec):
+    """Whether a trajectory record is a subtrajectory: a file the trace named, mapped as a child
+    of the trajectory that spawned it (its ``metadata.spawned_by``, D120)."""
+    metadata = rec.get("metadata")
+    return bool(rec.get("parent_id")) and isinstance(metadata, dict) and "spawned_by" in metadata
 
 
 def content_text(content):

@@ -111,12 +111,15 @@ def atif_step_kind(info):
     return None  # state, reward, grader, artifact, log: scored, not conversation
 
 
-def atif_observe(step, call_id, content):
-    """Append one observation result to ``step``."""
+def atif_observe(step, call_id, content, subtrajectory=None):
+    """Append one observation result to ``step``; ``subtrajectory``: the id of the trajectory
+    the result's event spawned (its ATIF ``subagent_trajectory_ref``, D120)."""
     result = {}
     if call_id is not None:
         result["source_call_id"] = call_id
     result["content"] = atif_text(content)
+    if isinstance(subtrajectory, str):
+        result["subagent_trajectory_ref"] = [{"trajectory_id": subtrajectory}]
     step.setdefault("observation", {"results": []})["results"].append(result)
 
 
@@ -222,10 +225,10 @@ def atif_tool_result(steps, ev, info, calls_seen, notes=None):
     content = info["result"] if "result" in info else info.get("content")
     owner = calls_seen.get(call_id) if call_id is not None else None
     if owner is not None:
-        atif_observe(owner, call_id, content)
+        atif_observe(owner, call_id, content, info.get("subtrajectory"))
         return
     step = atif_current_step(steps, ev, "system")
-    atif_observe(step, None, content)
+    atif_observe(step, None, content, info.get("subtrajectory"))
     if call_id is not None:
         step["observation"]["results"][-1]["extra"] = {"tool_call_id": call_id}
         if notes is not None:
@@ -243,7 +246,8 @@ def atif_tool_event(steps, ev, info, calls_seen):
         call = {"id": call_id, "name": info.get("tool_name"), "arguments": info.get("arguments")}
         call_id = atif_add_call(owner, call, calls_seen)
     if "result" in info or "content" in info:
-        atif_observe(owner, call_id, info["result"] if "result" in info else info.get("content"))
+        content = info["result"] if "result" in info else info.get("content")
+        atif_observe(owner, call_id, content, info.get("subtrajectory"))
 
 
 def atif_stamp(step, ev):
@@ -320,7 +324,8 @@ def relai_task_mismatch(records, entry, task_id, shared):
     every task, must hold a trajectory whose trajectory or case id is the task
     id, or another task's run would be scored.
     """
-    trajectories = [r for r in records if r.get("record_type") == "trajectory"]
+    trajectories = [r for r in records if r.get("record_type") == "trajectory"
+                    and not is_subtrajectory(r)]
     if len(trajectories) <= 1 and not shared:
         return None
     rec = entry["record"]

@@ -140,6 +140,16 @@ CANONICAL_EVENT_FIELDS = (
 
 
 @dataclass(frozen=True)
+class Subtrajectory:
+    """`subtrajectory` on an event rule: the file ``path`` names (relative to the source's
+    folder), mapped with this spec's trajectory level and events as a child trajectory of the
+    event's trajectory, linked to the event (D120)."""
+
+    path: Expr
+    at: PathT  # the `subtrajectory` key's spec path
+
+
+@dataclass(frozen=True)
 class EventTemplate:
     kind: str
     when: Expr | None
@@ -152,6 +162,7 @@ class EventTemplate:
     signals: tuple[SignalSpec, ...]
     artifacts: tuple[ArtifactSpec, ...]
     path: PathT
+    subtrajectory: Subtrajectory | None = None
 
 
 @dataclass(frozen=True)
@@ -364,6 +375,11 @@ class Spec:
             if name == target and isinstance(opts, dict):
                 return opts.get(key, default)
         return default
+
+    @property
+    def subtrajectories(self) -> tuple[Subtrajectory, ...]:
+        """Every event rule's `subtrajectory`, in rule order."""
+        return tuple(t.subtrajectory for r in self.events.rules for t in r.emits if t.subtrajectory)
 
     @property
     def primary_evaluator(self) -> Evaluator | None:

@@ -172,6 +172,13 @@ def build_schema() -> dict[str, Any]:
         "raw": {"type": "boolean", "description": "Copy the source element into `raw`."},
         "signals": signals,
         "artifacts": {"type": "array", "items": {"$ref": "#/$defs/artifact"}},
+        "subtrajectory": _obj(
+            {"path": _expr("The file, relative to the source's folder (e.g. a subagent's "
+                           "transcript); null: none for this event.")},
+            required=["path"],
+            description="Map the file `path` names as a child trajectory of this event's trajectory "
+            "(this spec's trajectory level and events), before this event, linked both ways.",
+        ),
     }
     rule = _obj(
         {

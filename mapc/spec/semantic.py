@@ -609,7 +609,29 @@ class Builder:
         with_event = set(variables) | {"event"}
         sigs = self.signals(data.get("signals"), path + ("signals",), with_event)
         arts = self.artifacts(data.get("artifacts"), path + ("artifacts",), with_event)
-        return ir.EventTemplate(kind, when, id_v, ts, parent, data.get("raw"), tuple(sem), tuple(can), sigs, arts, path)
+        sub = self.subtrajectory(data["subtrajectory"], path + ("subtrajectory",), variables) \
+            if "subtrajectory" in data else None
+        return ir.EventTemplate(kind, when, id_v, ts, parent, data.get("raw"), tuple(sem), tuple(can), sigs, arts, path,
+                                sub)
+
+    def subtrajectory(self, data: dict, path: tuple, variables: set) -> ir.Subtrajectory | None:
+        """`subtrajectory: {path: ...}` of an event rule (D120)."""
+        e = self.expr(data["path"], path + ("path",), variables)
+        return ir.Subtrajectory(e, path) if e is not None else None
+
+    def _check_subtrajectories(self, levels, events: ir.Events) -> None:
+        """A subtrajectory's file is mapped as one trajectory with the spec's trajectory level:
+        no level down to the trajectory may loop (one trajectory per source)."""
+        subs = [t.subtrajectory for r in events.rules for t in r.emits if t.subtrajectory is not None]
+        for lv in levels if subs else ():
+            if lv is not None and lv.scope.loops:
+                each = lv.scope.loops[0].each
+                self.error("subtrajectory_loop", each.path,
+                           f"records.{lv.name} loops (`each: {each.text}`), but `subtrajectory` at "
+                           f"{format_path(subs[0].at)} maps a file as one trajectory: a spec with "
+                           "`subtrajectory` needs one trajectory per source",
+                           hint=f"remove `each` from records.{lv.name} (a trajectory then covers the whole "
+                           "source, as a session log's does), or drop `subtrajectory`")
 
     def parent(self, data: dict, path: tuple, variables: set):
         if "parent" not in data:
@@ -1291,6 +1313,8 @@ class Builder:
         # without events (no `records`, or they did not compile) that is the error to report, not this one
         line_level = self._section(lambda: self._line_level(source, levels, events)) if events is not None else None
         self._section(lambda: self.check_totals(levels, events))
+        if events is not None:
+            self._section(lambda: self._check_subtrajectories(levels, events))
         evaluators = self._section(lambda: self.evaluators(data.get("evaluators")), ())
         usage = []
         usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}

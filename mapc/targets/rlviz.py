@@ -123,6 +123,7 @@ class RlvizTarget(Target):
             runtime_units=shared.units,
         )
         data = {name: _read_testdata(path) for name, path in sorted(testdata_files(spec).items())}
+        data.update(_subtrajectory_testdata(spec, adapter, shared.files, data))
         counts = _record_counts(spec, adapter, shared.files, data, out_dir)
         cases = [
             {
@@ -179,6 +180,7 @@ def _record_counts(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, 
 
     with scratch("rlviz-count", near=out_dir) as tmp:
         for name, content in data.items():
+            Path(tmp, name).parent.mkdir(parents=True, exist_ok=True)  # a subtrajectory's folder
             Path(tmp, name).write_bytes(content)
         for fx in spec.fixtures:
             name = Path(fx.resolved).name
@@ -190,6 +192,33 @@ def _record_counts(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, 
                 continue
             counts[name] = out.getvalue().count(b"\n") - 1
     return counts
+
+
+def _subtrajectory_testdata(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, bytes]) -> dict[str, bytes]:
+    """The files a fixture's `subtrajectory` rules map (D120), by their path relative to the
+    fixture's folder: copied into testdata/ so that RLViz maps them too. Found by mapping each
+    fixture where it is (the runtime's containment: inside its folder, regular files)."""
+    if not spec.subtrajectories:
+        return {}
+    from mapc import safeio
+    from mapc.codegen.program import load_module, runtime_names
+
+    ns = {**runtime_names(runtime), **load_module(adapter, "mapc_rlviz_adapter", runtime)}
+    out: dict[str, bytes] = {}
+    for fx in spec.fixtures:
+        folder = Path(fx.resolved).parent
+        st = ns["MapState"]()
+        try:
+            src = ns["SourceFile"](fx.resolved, str(folder), ns["MAX_BYTES"], ns["MAX_LINE_BYTES"])
+            ns["write_canonical"](ns["map_source"], src, io.BytesIO(), st)
+        except Exception:  # the validator reports it, with context
+            pass
+        subs = getattr(st, "subtrajectories", None)
+        for real in sorted(subs.files - {os.path.realpath(fx.resolved)}) if subs else ():
+            name = Path(os.path.relpath(real, os.path.realpath(folder))).as_posix()
+            if name not in data:
+                out.setdefault(name, safeio.read_contained(real, safeio.input_roots(folder)))
+    return out
 
 
 def _readme_context(spec: ir.Spec, cases: list[dict]) -> dict[str, Any]:

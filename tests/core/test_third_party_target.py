@@ -70,7 +70,7 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
         "mapc_runtime/document.py", "mapc_runtime/document_long.py", "mapc_runtime/jmespath_more.py",
         "mapc_runtime/jmespath_rt.py", "mapc_runtime/limits.py", "mapc_runtime/mapping_rt.py",
         "mapc_runtime/merge.py", "mapc_runtime/records_rt.py", "mapc_runtime/sessions_rt.py",
-        "mapc_runtime/sniff.py",
+        "mapc_runtime/sniff.py", "mapc_runtime/subtrajectory.py",
         "mapc_runtime/timestamps.py", "samples/results.jsonl"]
     converted = subprocess.run([sys.executable, str(out / "convert.py"), str(TRACE)], capture_output=True,
                                timeout=120, env={"PATH": os.environ.get("PATH", "")})

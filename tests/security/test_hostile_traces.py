@@ -45,7 +45,7 @@ from security_support import CASES, drive_capevolve, host_env
 
 HOSTILE = CASES / "hostile_traces"
 CASE_DIRS = sorted(p for p in HOSTILE.iterdir() if (p / "expected.json").is_file())
-EXT = {"jsonl": "jsonl", "json": "json", "csv": "csv"}
+EXT = {"jsonl": "jsonl", "json": "json", "csv": "csv", "subtrajectory": "jsonl"}  # spec-<key>.yaml -> trace
 TARGETS = ("rlviz", "relai", "cap-evolve")
 
 
@@ -69,26 +69,41 @@ def test_the_corpus_is_large_and_every_case_is_complete():
 
 
 def _materialize(case: Path, dest: Path, outside: Path) -> None:
-    """Put the case's input at ``dest`` (a file, folder, symlink or pipe)."""
+    """Put the case's input at ``dest`` (a file, folder, symlink or pipe). A subtrajectory case's
+    ``make`` puts the files beside (or outside) and returns the paths its session names: the
+    session is written here, the same for each case."""
     maker = case / "make.py"
     if maker.is_file():
         spec = importlib.util.spec_from_file_location(f"hostile_{case.name.replace('-', '_')}", maker)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        module.make(dest, outside)
+        named = module.make(dest, outside)
+        if named is not None:
+            _session(dest, named)
     else:
         shutil.copyfile(next(case.glob("input.*")), dest)
 
 
+def _session(path: Path, files: list[str]) -> None:
+    """A session (spec-subtrajectory.yaml): a prompt, one `agent` line naming each of ``files``
+    (its subagent's transcript), an answer."""
+    lines = [{"type": "user", "text": "What is 2 + 2?"}]
+    lines += [{"type": "agent", "call": f"c{n}", "text": "done", "file": f} for n, f in enumerate(files)]
+    lines.append({"type": "assistant", "text": "4"})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
 def _place(case: Path, dests: list[Path], outside: Path) -> None:
-    """The input at every path in ``dests``; a big regular file is made once and hard-linked."""
+    """The input at every path in ``dests``; a big regular file is made once and hard-linked (a
+    small one is made for each: a subtrajectory case puts files beside it, or names a path
+    relative to it)."""
     for d in dests:
         if os.path.lexists(d):
             shutil.rmtree(d) if d.is_dir() and not d.is_symlink() else d.unlink()
     first = dests[0]
     _materialize(case, first, outside)
     for d in dests[1:]:
-        if first.is_file() and not first.is_symlink():
+        if first.is_file() and not first.is_symlink() and first.stat().st_size > 1 << 20:
             os.link(first, d)
         else:
             _materialize(case, d, outside)
@@ -307,6 +322,25 @@ def test_relai_exits_nonzero_with_one_line_only_when_no_result_can_be_written(pr
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: cannot write the result"), proc.stderr
         _no_traceback(proc.stderr)
     assert list(blocked.iterdir()) == [], "no temporary file is left behind"
+
+
+def test_a_subtrajectory_never_reads_a_file_outside_the_root(outcomes):
+    """A subagent's transcript that leads out of the source root (`..`, an absolute path, a
+    symlinked file or folder) is refused with a warning naming it; its text is never read."""
+    for case in ("subtrajectory-dotdot-escape", "subtrajectory-absolute-path", "subtrajectory-symlink-file-out",
+                 "subtrajectory-symlink-folder-out"):
+        got = outcomes[case]
+        assert b"SECRET-CONTENT" not in got["rlviz"].stdout + got["rlviz"].stderr, case
+        assert b"leads outside the source's root" in got["rlviz"].stderr, (case, got["rlviz"].stderr)
+        _, result = got["relai"]
+        assert "SECRET-CONTENT" not in json.dumps(result), case
+        capevolve = got["cap-evolve"]
+        assert "SECRET-CONTENT" not in json.dumps([capevolve["rollout"], capevolve["score"]]), case
+        assert "leads outside the source's root" in " ".join(capevolve["rollout"]["metadata"]["warning_messages"])
+    stderr = outcomes["subtrajectory-too-many-files"]["rlviz"].stderr.decode()
+    assert "would be subtrajectory file 257 of this source; not mapped, nor any other past this bound" in stderr
+    lines = outcomes["subtrajectory-too-many-files"]["rlviz"].stdout.splitlines()
+    assert sum(b'"record_type":"trajectory"' in line for line in lines) == 1 + 256  # the session and 256
 
 
 HOSTILE_ROLLOUTS = [  # what a cap-evolve run directory may hold after edits, crashes or other versions
