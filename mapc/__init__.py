@@ -14,7 +14,8 @@ Names are imported on first use: ``import mapc`` loads nothing else.
 
 __version__ = "0.1.0"
 
-_API = ("load_spec", "run", "run_many", "validate", "Spec", "SpecError", "RunResult", "UsageError")
+_API = ("load_spec", "run", "run_many", "validate", "Spec", "SpecError", "RunResult", "UsageError", "Mapper",
+        "MappingFailed")
 __all__ = ["__version__", "build", *_API]
 
 

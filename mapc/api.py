@@ -13,6 +13,7 @@ traceback. ::
     runs = mapc.run_many(spec, ["traces/"], jobs=4)     # one RunResult per file, in order
     built = mapc.build(spec, "rlviz", "plugins/agent")  # BuildResult: ok, diagnostics, files
     report = mapc.validate("rlviz", "plugins/agent", ["trace.jsonl"])  # ValidationReport
+    mapper = mapc.Mapper(spec)                          # picklable: ray.data ... .flat_map(mapper)
 
 Everything is imported on first use, so ``import mapc`` stays cheap.
 """
@@ -37,7 +38,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 Progress = Callable[[int, int, str], None]
 
 __all__ = ["Spec", "SpecError", "RunResult", "UsageError", "load_spec", "build", "run", "run_many",
-           "validate", "expand_sources", "default_jobs"]
+           "validate", "expand_sources", "default_jobs", "Mapper", "MappingFailed"]
 
 
 def __getattr__(name: str):
@@ -45,6 +46,10 @@ def __getattr__(name: str):
         from mapc.build import UsageError
 
         return UsageError
+    if name in ("Mapper", "MappingFailed"):  # picklable mapping for Ray Data and the like (mapc/mapper.py)
+        from mapc import mapper
+
+        return getattr(mapper, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -168,22 +173,62 @@ def run(spec: Spec | PathLike, source: PathLike, *, out: BinaryIO | None = None)
 
 def expand_sources(sources: PathLike | Iterable[PathLike]) -> list[Path]:
     """Source paths with each folder replaced by the files inside it (recursively, sorted,
-    hidden files and folders left out). Raises ``UsageError`` for a folder with no files."""
+    hidden files and folders left out), and each glob pattern (``runs/*/*.jsonl``,
+    ``runs/**/*.jsonl``; a path that does not exist) by the files it matches, the same way.
+    Raises ``UsageError`` for a folder with no files or a pattern that matches none."""
     from mapc.build import UsageError
 
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
     found: list[Path] = []
     for source in map(Path, sources):
-        if not source.is_dir():
+        if _is_pattern(source):
+            found += _glob(source)
+        elif not source.is_dir():
             found.append(source)
-            continue
-        files = sorted(p for p in source.rglob("*")
-                       if p.is_file() and not any(part.startswith(".") for part in p.relative_to(source).parts))
-        if not files:
-            raise UsageError(f"{source} is a folder with no files to read")
-        found += files
+        else:
+            files = _files_in(source)
+            if not files:
+                raise UsageError(f"{source} is a folder with no files to read")
+            found += files
     return found
+
+
+def _files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*")
+                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+
+
+def _is_pattern(source: Path) -> bool:
+    """A glob pattern rather than a path: it has ``*``, ``?`` or ``[`` and names nothing
+    (a file whose name holds them is read as it is)."""
+    return any(c in str(source) for c in "*?[") and not os.path.lexists(source)
+
+
+def _glob(pattern: Path) -> list[Path]:
+    """The files a pattern matches (folders it matches: their files), sorted, each once,
+    never outside the folder before its first wildcard, hidden names left out (D151)."""
+    from glob import glob
+
+    from mapc.build import UsageError
+
+    parts = pattern.parts
+    first = next(n for n, part in enumerate(parts) if any(c in part for c in "*?["))
+    base = Path(*parts[:first]) if first else Path(".")
+    if ".." in parts[first:]:
+        raise UsageError(f"{pattern}: '..' after a wildcard would match outside {base}; "
+                         "hint: put the '..' before the first wildcard")
+    files: set[Path] = set()
+    for match in map(Path, glob(str(pattern), recursive=True)):
+        files.update(_files_in(match) if match.is_dir() else [match] if match.is_file() else [])
+    if not files:
+        raise UsageError(f"no files match {pattern}")
+    root = os.path.realpath(base)
+    for path in sorted(files):
+        if os.path.commonpath([root, os.path.realpath(path)]) != root:
+            raise UsageError(f"{path} (matched by {pattern}) leads outside {base}; hint: name it as a "
+                             "source of its own to read it")
+    return sorted(files)
 
 
 def default_jobs() -> int:

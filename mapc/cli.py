@@ -442,8 +442,8 @@ JobsOpt = typer.Option(0, "--jobs", "-j", min=0, help="Sources handled at once (
 @guarded
 def run(
     spec: Path = typer.Argument(..., help="The spec file (YAML)."),
-    sources: list[Path] = typer.Argument(..., help="Source traces to map: files, or folders of them; `-` reads "
-                                         "one from standard input."),
+    sources: list[Path] = typer.Argument(..., help="Source traces to map: files, folders of them, quoted glob "
+                                         "patterns ('runs/**/*.jsonl'); `-` reads one from standard input."),
     jobs: int = JobsOpt,
     fmt: Format = FormatOpt,
     as_json: bool = JsonOpt,
@@ -455,7 +455,7 @@ def run(
     terminal with a progress bar and a summary table. `-` maps standard input (bounded by
     the spec's source.max_bytes like a file; its $source is named `stdin`).
     """
-    from mapc.api import SpecError, load_spec
+    from mapc.api import SpecError, _is_pattern, load_spec
     from mapc.build import UsageError
     from mapc.stdin_source import is_stdin
 
@@ -463,8 +463,9 @@ def run(
     if any(is_stdin(s) for s in sources) and len(sources) > 1:
         raise UsageError("`-` (standard input) is the only source of its run: map files and folders in another")
     for source in sources:
-        _require(source, "source", "any")
-    several = len(sources) > 1 or sources[0].is_dir()
+        if not _is_pattern(source):  # a quoted glob pattern names no path (expand_sources, D151)
+            _require(source, "source", "any")
+    several = len(sources) > 1 or sources[0].is_dir() or _is_pattern(sources[0])
     try:
         loaded = load_spec(spec)
     except SpecError as exc:

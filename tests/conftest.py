@@ -41,6 +41,7 @@ ONE_WORKER_FILES = (
     "tests/conformance/test_rlviz_differential.py",
     "tests/spectest/test_spectest_workflow.py",
     "tests/library/test_examples.py",
+    "tests/core/test_ray_data.py",  # one local Ray instance for the file (about 7 s to start)
     "tests/core/test_many_sources.py",
     "tests/security/test_injection.py",
     "tests/security/test_spec_fuzz.py",

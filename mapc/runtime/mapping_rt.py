@@ -1985,6 +1985,8 @@ def write_canonical(map_source, src, out, st=None, limits=None):
 
     def write_lines():
         nonlocal written, room
+        if not lines:  # ``complete`` filled the last chunk: nothing left, not even a newline
+            return
         try:
             data = ("\n".join(lines) + "\n").encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate somewhere: line by line

@@ -51,3 +51,12 @@ def test_session_merge_quick_maps_the_log_both_ways():
     # run, case, group, trajectory, the events, four totals, complete
     assert counts == {"merge": 4 + 74 * copies + 4 + 1, "line by line": 4 + 129 * copies + 4 + 1}
     assert "merge / line by line, CPU:" in run.stdout
+
+
+def test_scale_quick_converts_a_generated_corpus_with_mapc_run():
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--quick"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Corpus: 20 JSONL files" in run.stdout
+    row = next(line for line in run.stdout.splitlines() if line.startswith("| mapc-run | 1 |"))
+    assert row.count("|") == 12 and "1.00x" in row

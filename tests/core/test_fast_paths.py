@@ -75,6 +75,24 @@ def test_a_lone_surrogate_escapes_only_its_own_record_in_a_chunk(tmp_path):
     assert json.loads(lines[300]) == {"record_type": "complete", "records": 300, "warnings": 0}
 
 
+@pytest.mark.parametrize("records", [255, 511])
+def test_no_blank_line_when_the_complete_record_fills_a_chunk(tmp_path, records):
+    """255 records + ``complete`` = one full chunk of 256 lines, written as ``complete`` is
+    emitted: the final flush has nothing left and must write nothing (it wrote a bare newline,
+    a blank line at the end of the NDJSON, which ``RunResult.record_count`` failed on)."""
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"{}\n")
+
+    def map_source(src, st, emit):
+        for i in range(records):
+            emit({"record_type": "run", "id": f"r{i}"})
+
+    out = io.BytesIO()
+    rt.write_canonical(map_source, rt.SourceFile(str(p)), out)
+    lines = out.getvalue().split(b"\n")
+    assert len(lines) == records + 2 and lines[-1] == b"" and lines[-2].startswith(b'{"record_type":"complete"')
+
+
 def test_lines_warn_with_the_line_number_and_keep_json_loads_messages(tmp_path):
     p = tmp_path / "t.jsonl"
     p.write_bytes(b'{"a":1}\n \t\x0b\x0c\n{"a":NaN}\n\xef\xbb\xbf{"a":2}\n')

@@ -151,3 +151,54 @@ def test_validate_on_a_terminal_and_piped(traces, tmp_path):
     code, stdout, screen = on_a_terminal("validate", "--target", "rlviz", plugin, *sources)
     assert code == 0 and stdout == piped.stdout
     assert "validating" in screen and "mapc validate --target rlviz" in screen and "all 2 ok" in screen
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    """Rollout files in folders per run, written in an order that is not the sorted one; the
+    first in sorted order is the largest, so with two workers later files finish first."""
+    folder = tmp_path_factory.mktemp("runs")
+    lines = TRACE.read_text().splitlines(keepends=True)
+    for name, part in (("run-b/r2.jsonl", lines[8:12]), ("run-a/r1.jsonl", lines[:3]),
+                       ("run-a/r0.jsonl", lines * 4), ("run-b/.r3.jsonl", lines[:1]), ("notes.txt", ["x\n"])):
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text("".join(part))
+    return folder
+
+
+def test_a_quoted_glob_expands_sorted_without_hidden_files(runs):
+    got = [p.relative_to(runs).as_posix() for p in expand_sources([runs / "run-*" / "*.jsonl"])]
+    assert got == ["run-a/r0.jsonl", "run-a/r1.jsonl", "run-b/r2.jsonl"]
+    assert expand_sources([runs / "**" / "*.jsonl"]) == expand_sources([runs / "run-*" / "*.jsonl"])
+    assert [p.name for p in expand_sources([runs / "run-?"])] == ["r0.jsonl", "r1.jsonl", "r2.jsonl"]
+
+
+def test_run_over_a_glob_prints_in_sorted_order_whatever_finishes_first(runs):
+    pattern = str(runs / "run-*" / "*.jsonl")
+    expected = b"".join(mapc.run(SPEC, runs / name).ndjson for name in ("run-a/r0.jsonl", "run-a/r1.jsonl",
+                                                                        "run-b/r2.jsonl"))
+    for jobs in ("1", "2"):
+        proc = cli("run", SPEC, pattern, "--jobs", jobs)
+        assert (proc.returncode, proc.stderr, proc.stdout) == (0, b"", expected)
+
+
+def test_a_glob_stays_inside_the_folder_before_its_first_wildcard(runs, tmp_path):
+    with pytest.raises(mapc.UsageError, match=r"'\.\.' after a wildcard would match outside"):
+        expand_sources([runs / "run-*" / ".." / "notes.txt"])
+    with pytest.raises(mapc.UsageError, match="no files match"):
+        expand_sources([runs / "run-*" / "*.csv"])
+    trap = tmp_path / "trap"
+    shutil.copytree(runs / "run-a", trap / "run-a")
+    (trap / "run-a" / "outside.jsonl").symlink_to(TRACE)
+    with pytest.raises(mapc.UsageError, match=r"outside\.jsonl \(matched by .*\) leads outside"):
+        expand_sources([trap / "run-*" / "*.jsonl"])
+    proc = cli("run", SPEC, trap / "run-*" / "*.jsonl")
+    assert proc.returncode == 2 and proc.stdout == b"" and b"leads outside" in proc.stderr
+
+
+def test_a_file_named_like_a_pattern_is_read_as_it_is(tmp_path):
+    odd = tmp_path / "rollouts[1].jsonl"
+    shutil.copy(TRACE, odd)
+    assert expand_sources([odd]) == [odd]
+    proc = cli("run", SPEC, odd)
+    assert proc.returncode == 0 and proc.stdout == mapc.run(SPEC, odd).ndjson != b""
