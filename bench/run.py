@@ -757,7 +757,7 @@ def startup_times(repeats: int, work: Path, log, pythons: str | None = None) -> 
     mapc_build(ROOT / BUILD_SPECS["relai"], "relai", relai, validate=False)
     run_py = next(relai.rglob("run.py"))
     cases.append(("relai: import run.py", [PYTHON, "-c", "import run"], run_py.parent, None, None))
-    capevolve = Path(os.environ.get("MAPC_CAPEVOLVE_DIR", ROOT.parent / "shared" / "upstream" / "cap-evolve"))
+    capevolve = Path(os.environ.get("MAPC_CAPEVOLVE_DIR", ROOT / "tests" / "data" / "upstream" / "cap-evolve"))
     if (capevolve / "core" / "cap_evolve").is_dir():
         out = work / "startup-capevolve"
         mapc_build(ROOT / BUILD_SPECS["cap-evolve"], "cap-evolve", out, validate=False)

@@ -9,7 +9,7 @@ Usage::
 Builds the RLViz adapter of ``bench/agent_events/spec.yaml``, writes a JSONL
 trace of that many events (``bench/traces.py``), then times, interleaved and
 ``--repeats`` times each, the real ``rlviz-validate --json PLUGIN TRACE``
-(found through ``MAPC_RLVIZ_BIN``, default ``../shared/upstream/rlviz-validate``)
+(``MAPC_RLVIZ_BIN``, else the vendored one, built on first use: ``tests/hosts.py``)
 and ``mapc validate --target rlviz --json PLUGIN TRACE``, both as a user runs
 them (fresh processes). Both run the same adapter four times (probe and
 stream twice), so what differs is the checking itself. Prints the median wall
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -39,11 +38,13 @@ GOAL = 2.0
 
 
 def real_rlviz() -> Path:
-    default = ROOT.parent / "shared" / "upstream" / "rlviz-validate" / "bin" / "rlviz-validate"
-    path = Path(os.environ.get("MAPC_RLVIZ_BIN") or default)
-    if not path.is_file():
-        raise SystemExit(f"the real RLViz validator is not at {path} (set MAPC_RLVIZ_BIN)")
-    return path
+    sys.path.insert(0, str(ROOT / "tests"))
+    import hosts  # the tests' finder: MAPC_RLVIZ_BIN, else the vendored sources, built once
+
+    try:
+        return hosts.rlviz_bin()
+    except hosts.HostUnavailable as exc:
+        raise SystemExit(f"the real RLViz validator is not available: {exc}") from None
 
 
 def timed(argv: list[str]) -> tuple[float, int, dict]:

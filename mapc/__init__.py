@@ -12,7 +12,14 @@ The Python API (documented in :mod:`mapc.api`)::
 Names are imported on first use: ``import mapc`` loads nothing else.
 """
 
+import sys as _sys
+
 __version__ = "0.1.0"
+
+if _sys.platform == "win32":
+    # mapc locks output folders with fcntl (mapc/outlock.py, mapc/scratch.py): POSIX only
+    raise ImportError("mapc runs on POSIX systems (it is tested on Linux) and not on Windows: it locks "
+                      "output folders with fcntl, which Windows lacks. On Windows, run mapc under WSL.")
 
 _API = ("load_spec", "run", "run_many", "validate", "Spec", "SpecError", "RunResult", "UsageError", "Mapper",
         "MappingFailed")
@@ -32,4 +39,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted((set(globals()) - {"_sys"}) | set(__all__))

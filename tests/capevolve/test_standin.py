@@ -1,4 +1,10 @@
-"""mapc's stand-in cap_evolve behaves as cap-evolve's adapter contract says."""
+"""mapc's stand-in cap_evolve is cap-evolve's own package, and behaves as its adapter contract says.
+
+``mapc validate --target cap-evolve`` puts ``mapc/validators/capevolve/standin/`` on the
+adapter's path when cap-evolve is not installed: an adapter may import any module of the
+real package (``cap_evolve.stats``...), so the stand-in is a byte-for-byte copy of it
+(``standin/UPSTREAM.txt``), held here to the vendored upstream tree.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,21 @@ from pathlib import Path
 import pytest
 
 from capevolve_support import STANDIN
+
+UPSTREAM_PACKAGE = Path(__file__).resolve().parents[1] / "data" / "upstream" / "cap-evolve" / "core" / "cap_evolve"
+
+
+def test_the_stand_in_is_the_real_package_byte_for_byte():
+    """Every module of cap-evolve's package, unmodified; only its demo data is left out."""
+    ours = sorted(p.name for p in (STANDIN / "cap_evolve").iterdir() if p.name != "__pycache__")
+    theirs = sorted(p.name for p in UPSTREAM_PACKAGE.iterdir() if p.name != "demo_session")
+    assert ours == theirs and len(ours) > 30
+    changed = [name for name in ours
+               if (STANDIN / "cap_evolve" / name).read_bytes() != (UPSTREAM_PACKAGE / name).read_bytes()]
+    assert not changed
+    assert (STANDIN / "LICENSE").read_bytes() == (UPSTREAM_PACKAGE.parents[1] / "LICENSE").read_bytes()
+    commit = (UPSTREAM_PACKAGE.parents[1] / "UPSTREAM.txt").read_text().split()[0]
+    assert commit in (STANDIN / "UPSTREAM.txt").read_text()
 
 
 @pytest.fixture(scope="module")

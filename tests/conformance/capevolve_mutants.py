@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Callable
 
 HOST_IMPORT = "from cap_evolve import CapabilityAdapter, Rollout, Score, Task\n"
+#: The public modules of the real cap_evolve (the vendored copy): an adapter may import any of them.
+CAPEVOLVE_MODULES = tuple(f"cap_evolve.{p.stem}" for p in sorted(
+    (Path(__file__).resolve().parents[1] / "data" / "upstream" / "cap-evolve" / "core" / "cap_evolve").glob("*.py"))
+    if not p.stem.startswith("_"))
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,10 @@ LOADING = [
     M("imports-mapc", "imports mapc itself", False, (before("import mapc"),)),
     M("imports-sibling-module", "none (control): imports a helper module next to it", True,
       (files(_helper_module), before("import mapc_diff_helper"))),
+    M("imports-cap-evolve-stats", "none (control): imports cap_evolve.stats, part of the real package", True,
+      (before("from cap_evolve.stats import mean"),)),
+    M("imports-every-cap-evolve-module", "none (control): imports every public module of the real cap_evolve",
+      True, (before("import " + ", ".join(CAPEVOLVE_MODULES)),)),
     M("absolute-file-assumed", "none (control): assumes __file__ is absolute (cap-evolve loads it so)", True,
       (after("assert os.path.isabs(__file__), __file__"),)),
     M("chdir-at-import", "changes the working directory at import (later steps lose their relative paths)",

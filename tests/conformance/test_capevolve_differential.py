@@ -35,7 +35,7 @@ SLOW_TIMEOUT = 4.0
 WITH_REAL_PACKAGE = {"clean", "imports-yaml", "absolute-file-assumed", "tasks-file-symlinked", "dangling-symlink",
                      "stub-score", "duck-typed", "runner-model-sys-exit", "runner-model-empties-tasks",
                      "tasks-tuple", "score-returns-namespace", "score-random", "materialize-sys-exit",
-                     "writes-stdout-no-newline", "atexit-exit-status"}
+                     "writes-stdout-no-newline", "atexit-exit-status", "imports-cap-evolve-stats"}
 
 
 def test_the_corpus_is_large_and_labelled():

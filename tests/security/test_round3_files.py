@@ -369,9 +369,10 @@ def test_item7_check_is_current_without_planted_code(built, tmp_path):
 def test_item7_generated_adapter_imports_nothing_planted_beside_it(tmp_path):
     """RLViz runs `python3 adapter.py`, which puts the adapter's folder first on sys.path: the
     generated entry takes it off again, so a planted stdlib name is never imported, under
-    mapc's validator and under the real RLViz (when it is here)."""
-    from hosts import rlviz_bin
+    mapc's validator and under the real RLViz."""
+    from hosts import require_rlviz
 
+    real = require_rlviz()
     folder = tmp_path / "ex"
     shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "verifiers-math", folder)
     out = tmp_path / "out"
@@ -384,12 +385,10 @@ def test_item7_generated_adapter_imports_nothing_planted_beside_it(tmp_path):
     for source in ("results.jsonl", "results.jsonl.gz"):
         proc = _mapc("validate", "--target", "rlviz", str(out), str(out / "testdata" / source), cwd=tmp_path)
         assert proc.returncode == 0 and not marker.exists(), proc.stdout + proc.stderr
-        real = rlviz_bin()
-        if real.is_file():
-            proc = subprocess.run([str(real), "--json", str(out), str(out / "testdata" / source)],
-                                  capture_output=True, text=True, timeout=120)
-            assert proc.returncode == 0, proc.stderr
-            assert json.loads(proc.stdout)["records"] == 178
+        proc = subprocess.run([str(real), "--json", str(out), str(out / "testdata" / source)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["records"] == 178
         assert not marker.exists(), marker.read_text()
 
 

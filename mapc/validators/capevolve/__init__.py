@@ -9,9 +9,10 @@ What it guarantees (decision D18, ``docs/security.md``):
   ``PYTHONPATH``/``PYTHONHOME`` dropped), as cap-evolve's ``check.sh`` runs it.
 - Its verdict is reported first and read the way ``check.sh`` reads it: the check must return,
   the process must exit with the check's status, and its JSON report must be found on stdout.
-  ``cap_evolve`` is the real package when one is importable (or ``$CAPEVOLVE_CORE`` names
-  cap-evolve's ``core/``), else mapc's stand-in, whose ``check.py`` follows the real one step
-  for step (``tests/conformance/test_capevolve_differential.py`` holds them to the same verdict).
+  ``cap_evolve`` is the installed package when one is importable (or ``$CAPEVOLVE_CORE`` names
+  cap-evolve's ``core/``), else mapc's stand-in: cap-evolve's own package, copied unmodified
+  (``standin/UPSTREAM.txt``), so an adapter may import any module of it
+  (``tests/conformance/test_capevolve_differential.py`` holds the verdicts to the real check's).
 - mapc's own checks follow, labelled "beyond cap-evolve check": ``tasks('all')``, splits,
   file-safe ids, errored and unknown-task scoring, gold leaks, one replayed task, nothing
   printed to stdout, identical scores across ``PYTHONHASHSEED`` 0 and 1 (the gate runs twice).
@@ -57,7 +58,7 @@ def find_adapter(folder: Path) -> Path | None:
 
 def host_package() -> dict:
     """Which ``cap_evolve`` the adapter gets: ``$CAPEVOLVE_CORE/cap_evolve``, an importable one,
-    else mapc's stand-in."""
+    else mapc's stand-in (a copy of cap-evolve's own)."""
     core = os.environ.get("CAPEVOLVE_CORE")
     if core and (Path(core) / "cap_evolve" / "__init__.py").is_file():
         return {"kind": "installed", "path": str(Path(core).resolve() / "cap_evolve")}
@@ -337,7 +338,7 @@ def combine(adapter: Path, host: dict, runs: list[dict]) -> dict:
 def report_text(payload: dict) -> str:
     host = payload["host"]
     which = (f"the installed cap_evolve at {host['path']}" if host["kind"] == "installed"
-             else "mapc's stand-in cap_evolve (cap-evolve is not installed)")
+             else "mapc's stand-in cap_evolve, a copy of cap-evolve's own (cap-evolve is not installed)")
     check = payload[CHECK_NAME]
     lines = [f"cap-evolve gate on {payload['adapter']}, installed as .capevolve/project/adapters/, "
              f"standard library and {which}",

@@ -6,7 +6,7 @@ documented install) and stdout a regular file. Standard library only and
 independent of mapc; ``-S`` keeps every site-packages folder (mapc's own
 packages included) out of reach, so the adapter sees what it sees under
 cap-evolve: the standard library and ``cap_evolve``, found in HOST_DIR (the
-real package or mapc's stand-in).
+installed package or mapc's stand-in, a copy of it).
 
 1. ``cap-evolve check .capevolve/project``, as cap-evolve's CLI runs it:
    ``cap_evolve.check.run_check``, its report printed to stdout as indented
@@ -67,7 +67,7 @@ def short(exc: BaseException) -> str:
 
 
 def run_host_check(report_dir: Path) -> int:
-    """``cap-evolve check .capevolve/project``: the real or stand-in ``run_check``, printed."""
+    """``cap-evolve check .capevolve/project``: ``run_check`` (installed or stand-in), printed."""
     result = {"completed": False, "exit_code": None, "report_start": None, "report_end": None}
     try:
         from cap_evolve.check import run_check

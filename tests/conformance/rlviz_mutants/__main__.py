@@ -1,7 +1,7 @@
 """Print the agreement table: ``python -m tests.conformance.rlviz_mutants [GLOB]`` from the repository root.
 
 Builds the base plugin, judges every mutant (or those whose name matches GLOB)
-with the real RLViz (``MAPC_RLVIZ_BIN``, default ``../shared/upstream``) and with
+with the real RLViz (``MAPC_RLVIZ_BIN``, default the vendored one: ``tests/hosts.py``) and with
 mapc, and prints cases and agreement per category, then any disagreement and
 any mutant whose real verdict is not the expected one. Exit 1 on either.
 """
@@ -26,9 +26,10 @@ from rlviz_mutants.table import MUTANTS  # noqa: E402
 def main(argv: list[str]) -> int:
     pattern = argv[0] if argv else "*"
     chosen = [m for m in MUTANTS if fnmatch.fnmatch(m.name, pattern)]
-    binary = hosts.rlviz_bin()
-    if not binary.is_file():
-        print(f"the real RLViz validator is not at {binary} (set MAPC_RLVIZ_BIN)", file=sys.stderr)
+    try:
+        binary = hosts.rlviz_bin()
+    except hosts.HostUnavailable as exc:
+        print(f"the real RLViz validator is not available: {exc}", file=sys.stderr)
         return 2
     env = fast_python_env()
     work = Path(tempfile.mkdtemp(prefix="mapc-rlviz-mutants-"))
