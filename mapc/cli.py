@@ -292,16 +292,38 @@ def _check_one(spec: Path, target: Optional[str]) -> Outcome:
         loaded, diags = checked.ir, checked.diagnostics
     except SpecError as exc:
         loaded, diags = None, exc.diagnostics
+    cov = _analyse(loaded, diags)
 
     def text() -> None:
         _emit_diags(diags)
+        if cov is not None:
+            typer.echo(format_coverage(cov), nl=False, err=True)
         if diags.ok:
             warn = f" ({len(diags.warnings)} warning(s))" if diags.warnings else ""
             unchecked = "" if loaded is None or loaded.fixtures else (
                 "; no fixtures, so the fields it reads were not checked against a sample")
             typer.echo(f"ok: {spec} is a valid mapc spec{warn}{unchecked}", err=True)
 
-    return Outcome(list(diags), {"spec": str(spec), "target": target}, text)
+    return Outcome(list(diags), {"spec": str(spec), "target": target,
+                                 "coverage": cov.to_dict() if cov is not None else None}, text)
+
+
+def _analyse(loaded, diags):
+    """Coverage of a valid spec's fixtures (None: no fixtures, or errors); the warnings its
+    fixtures' values give (traps, rules that never match) go into ``diags``."""
+    from mapc.coverage import analyse_fixtures
+
+    if loaded is None or not diags.ok or not loaded.fixtures:
+        return None
+    cov, found = analyse_fixtures(loaded, list(diags))
+    diags.extend(found)
+    return cov
+
+
+def format_coverage(cov) -> str:
+    from mapc.coverage import format_coverage as fmt
+
+    return fmt(cov)
 
 
 # -- build ---------------------------------------------------------------------------------------
@@ -590,14 +612,28 @@ def _test_one(spec: Path, update: bool, against: Optional[Path]) -> Outcome:
     from mapc.spectest import run_tests
     from mapc.spectest.report import format_report
 
-    report = run_tests(spec, update=update, against=against)
+    from mapc.build import load_checked
+
+    if update and against is not None:
+        report = run_tests(spec, update=update, against=against)  # the usage error, as before
+    loaded, diags = load_checked(spec)
+    cov = _analyse(loaded, diags)
+    report = run_tests(spec, update=update, against=against, spec=loaded) if loaded is not None else None
+    if report is None:
+        from mapc.spectest.runner import TestReport
+
+        report = TestReport(str(spec), diags, update=update, against=str(against) if against else None)
+    report.diagnostics = diags
     payload = {"spec": str(spec), "update": update, "against": str(against) if against else None,
-               "cases": [r.to_dict() for r in report.results]}
+               "cases": [r.to_dict() for r in report.results],
+               "coverage": cov.to_dict() if cov is not None else None}
 
     def text() -> None:
         _emit_diags(report.diagnostics)
         if report.ran:
             typer.echo(format_report(report, str(spec)), nl=False, err=not report.ok)
+        if cov is not None:
+            typer.echo(format_coverage(cov), nl=False, err=not report.ok)
 
     return Outcome(list(report.diagnostics) + test_diagnostics(report), payload, text)
 
