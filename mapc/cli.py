@@ -896,6 +896,48 @@ def drift(
                                   lambda: typer.echo(format_drift(report), nl=False)))
 
 
+# -- report --------------------------------------------------------------------------------------
+@app.command()
+@guarded
+def report(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write (e.g. report.html)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite a file there that is not a mapc report."),
+    allow_read: Optional[list[Path]] = AllowReadOpt,
+    fmt: Format = FormatOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Write one self-contained HTML page of what SPEC covers of its fixtures.
+
+    The source's field tree with the spec line that reads each field, what each rule
+    takes, the records as a tree (run, case, group, trajectory, events) and every
+    warning with its place. The page loads nothing: it opens offline.
+    """
+    from mapc.build import UsageError, load_checked
+    from mapc.report import ReportFileError, build_report, render_html, write_report
+
+    _allow_read(allow_read)
+    _require(spec, "spec")
+    loaded, diags = load_checked(spec)
+    payload = {"spec": str(spec), "out": None, "coverage": None, "records": {}, "fields": 0}
+    if loaded is None:
+        _finish("report", fmt, Outcome(list(diags), payload, lambda: _emit_diags(diags)))
+    page = build_report(spec, loaded, list(diags))
+    try:
+        write_report(render_html(page), out, force=force)
+    except ReportFileError as exc:
+        raise UsageError(str(exc)) from None
+    payload.update({"out": str(out), **page.payload()})
+    problems = [Diagnostic("source_error", f"the mapping fails on {e}", file=str(spec)) for e in page.mapping_errors]
+
+    def text() -> None:
+        _emit_diags(page.diagnostics + problems)
+        typer.echo(f"wrote {out}: {sum(page.totals.values())} record(s), {len(page.fields)} source field(s), "
+                   f"{len(page.diagnostics)} warning(s)", err=True)
+
+    _finish("report", fmt, Outcome(page.diagnostics + problems, payload, text))
+
+
 # -- schema, specs, targets ----------------------------------------------------------------------
 @app.command()
 @guarded

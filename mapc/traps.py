@@ -275,7 +275,7 @@ class _ExprCheck:
                 inner = _name(ast["children"][0]) or "ts"
                 zoned = f"{call}(join('', [{inner}, 'Z']))", f"{call}(join('', [{inner}, '+02:00']))"
         if isinstance(value, str):
-            if _DATE_TIME.match(value) and not _ZONE.search(value):
+            if _DATE_TIME.match(value) and not _ZONE.search(value) and _parses(value):
                 yield ("naive_time",), ("naive_time", f"the timestamp `{text}` is {_shown(value)} {{where}}, a time "
                                         "without a zone: the adapter takes it as UTC", (
                                             f"if the source's clock is UTC, say so: `{zoned[0]}`; if it is local "
@@ -303,6 +303,17 @@ class _ExprCheck:
         hint = (f"the number is in {unit_words[right]}: write `{fn}({arg_text}, '{right}')`" if right
                 else "check the field: it holds no time since 1970 in any unit")
         return ("timestamp_range",), ("timestamp_range", message, hint, 0, self.expr)
+
+
+def _parses(text: str) -> bool:
+    """Whether the runtime takes ``text`` as a date-time (``datetime.fromisoformat``)."""
+    import datetime
+
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _arguments(call: str) -> list[str]:
