@@ -31,6 +31,7 @@ from mapc.reads import rule_reads, rule_tests, string_tests
 from mapc.spec import ir
 
 MAX_FIXTURES = 8  # as mapc.spec.fixture_check reads them
+MAX_BYTES = 64 << 20  # a fixture mapped for coverage and traps (a fixture is a small sample)
 MAX_VALUES = 50  # values of the discriminating field listed; the rest are counted together
 OTHER = "(other values)"
 ABSENT = "(absent)"
@@ -53,11 +54,21 @@ class Coverage:
 
 
 def observe_fixtures(spec: ir.Spec) -> list[Observation]:
-    """The spec's fixtures mapped and watched, one observation each (at most MAX_FIXTURES)."""
+    """The spec's fixtures mapped and watched, one observation each (at most MAX_FIXTURES; one
+    past MAX_BYTES is not mapped: its observation holds only that as its error)."""
     if not spec.fixtures:
         return []
     observer = Observer(spec)
-    return [observer.observe(Path(fx.resolved)) for fx in spec.fixtures[:MAX_FIXTURES]]
+    out = []
+    for fx in spec.fixtures[:MAX_FIXTURES]:
+        path = Path(fx.resolved)
+        try:
+            big = path.stat().st_size > MAX_BYTES
+        except OSError:
+            big = False  # the mapping says what is wrong with it
+        out.append(Observation(str(path), error=f"larger than {MAX_BYTES >> 20} MiB, not mapped by `check`")
+                   if big else observer.observe(path))
+    return out
 
 
 def coverage(spec: ir.Spec, observed: list[Observation]) -> Coverage | None:
@@ -230,10 +241,10 @@ def format_coverage(cov: Coverage | None) -> str:
     if cov is None:
         return ""
     lines = [f"coverage: {cov.elements} element(s) in {', '.join(cov.fixtures)}"]
-    lines += [f"  the mapping fails on {e}: the elements after it are not counted" for e in cov.errors]
+    lines += [f"  not all counted: {e}" for e in cov.errors]
     for row in cov.rules:
         when = row["when"] or "(no when)"
-        never = "  <- never matches" if not row["matched"] else ""
+        never = "  <- never matches" if not row["matched"] and not cov.errors else ""
         lines.append(f"  rules[{row['rule']}] {when} -> {'/'.join(row['kinds']) or '(skip)'}: "
                      f"{row['matched']}{never}")
     if cov.unmatched:
