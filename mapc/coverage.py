@@ -200,7 +200,7 @@ def coverage_diagnostics(spec: ir.Spec, cov: Coverage | None) -> list[Diagnostic
         wanted = [v for p, v in string_tests(rule.when.compiled.ast) if p == cov.discriminator] \
             if cov.discriminator and rule.when is not None else []
         earlier = sorted({r for v in wanted for r in held.get(v, []) if r < i})
-        values = [v for v in held if v not in (OTHER,)]
+        values = [v for v in held if v not in (OTHER, ABSENT)]
         if earlier:
             hint = (f"rules[{earlier[0]}] takes the elements with {cov.discriminator} "
                     f"{', '.join(repr(v) for v in wanted if v in held)} first (first match wins): move this rule above it, "
@@ -208,7 +208,7 @@ def coverage_diagnostics(spec: ir.Spec, cov: Coverage | None) -> list[Diagnostic
         elif cov.discriminator and any(typo_of(v, values) for v in wanted):
             v = next(v for v in wanted if typo_of(v, values))
             hint = f"did you mean {typo_of(v, values)[0]!r}? the fixtures have no `{cov.discriminator}` {v!r}"
-        elif cov.discriminator:
+        elif wanted:
             listed = ", ".join(values[:12]) + (", ..." if len(values) > 12 else "")
             hint = (f"the fixtures' `{cov.discriminator}` values: {listed}; fix the `when`, or add a fixture with the "
                     "lines this rule is for")
