@@ -34,7 +34,7 @@ from mapc.expressions import FUNCTIONS, ExpressionTypeError, ExpressionValueErro
 from mapc.expressions.paths import plain_path
 from mapc.expressions.variables import rewrite_variables
 from mapc.fieldpath import render
-from mapc.observe import Observation
+from mapc.observe import MAX_KEPT, Observation
 from mapc.reads import _exprs
 from mapc.runtime.jmespath_rt import _jp_truthy as truthy
 from mapc.spec import ir
@@ -72,6 +72,7 @@ def check_traps(spec: ir.Spec, observed: list[Observation]) -> list[Diagnostic]:
     """Warnings for the traps the fixture elements ``observed`` (one per fixture) spring."""
     found: dict[tuple, _Seen] = {}
     notes: dict[tuple, tuple] = {}
+    cut = any(t.count > len(t.kept) for obs in observed for t in obs.rules.values())
     for obs in observed:
         name = obs.trace.rsplit("/", 1)[-1]
         for i, rule in enumerate(spec.events.rules):
@@ -90,7 +91,8 @@ def check_traps(spec: ir.Spec, observed: list[Observation]) -> list[Diagnostic]:
     diags = []
     for key, seen in found.items():
         code, message, hint, column, expr = notes[key]
-        where = f"on {seen.first}" + (f" (and {seen.count - 1} more element(s))" if seen.count > 1 else "")
+        more = f"{seen.count - 1} more element(s)" + (f" of the first {MAX_KEPT} per rule and fixture" if cut else "")
+        where = f"on {seen.first}" + (f" (and {more})" if seen.count > 1 else "")
         diags.append(_diag(spec, expr, code, message.replace("{where}", where), hint, column))
     return sorted(diags, key=lambda d: (d.line or 0, d.column or 0, d.code))
 
