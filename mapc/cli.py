@@ -292,16 +292,38 @@ def _check_one(spec: Path, target: Optional[str]) -> Outcome:
         loaded, diags = checked.ir, checked.diagnostics
     except SpecError as exc:
         loaded, diags = None, exc.diagnostics
+    cov = _analyse(loaded, diags)
 
     def text() -> None:
         _emit_diags(diags)
+        if cov is not None:
+            typer.echo(format_coverage(cov), nl=False, err=True)
         if diags.ok:
             warn = f" ({len(diags.warnings)} warning(s))" if diags.warnings else ""
             unchecked = "" if loaded is None or loaded.fixtures else (
                 "; no fixtures, so the fields it reads were not checked against a sample")
             typer.echo(f"ok: {spec} is a valid mapc spec{warn}{unchecked}", err=True)
 
-    return Outcome(list(diags), {"spec": str(spec), "target": target}, text)
+    return Outcome(list(diags), {"spec": str(spec), "target": target,
+                                 "coverage": cov.to_dict() if cov is not None else None}, text)
+
+
+def _analyse(loaded, diags):
+    """Coverage of a valid spec's fixtures (None: no fixtures, or errors); the warnings its
+    fixtures' values give (traps, rules that never match) go into ``diags``."""
+    from mapc.coverage import analyse_fixtures
+
+    if loaded is None or not diags.ok or not loaded.fixtures:
+        return None
+    cov, found = analyse_fixtures(loaded, list(diags))
+    diags.extend(found)
+    return cov
+
+
+def format_coverage(cov) -> str:
+    from mapc.coverage import format_coverage as fmt
+
+    return fmt(cov)
 
 
 # -- build ---------------------------------------------------------------------------------------
@@ -590,14 +612,28 @@ def _test_one(spec: Path, update: bool, against: Optional[Path]) -> Outcome:
     from mapc.spectest import run_tests
     from mapc.spectest.report import format_report
 
-    report = run_tests(spec, update=update, against=against)
+    from mapc.build import load_checked
+
+    if update and against is not None:
+        report = run_tests(spec, update=update, against=against)  # the usage error, as before
+    loaded, diags = load_checked(spec)
+    cov = _analyse(loaded, diags)
+    report = run_tests(spec, update=update, against=against, spec=loaded) if loaded is not None else None
+    if report is None:
+        from mapc.spectest.runner import TestReport
+
+        report = TestReport(str(spec), diags, update=update, against=str(against) if against else None)
+    report.diagnostics = diags
     payload = {"spec": str(spec), "update": update, "against": str(against) if against else None,
-               "cases": [r.to_dict() for r in report.results]}
+               "cases": [r.to_dict() for r in report.results],
+               "coverage": cov.to_dict() if cov is not None else None}
 
     def text() -> None:
         _emit_diags(report.diagnostics)
         if report.ran:
             typer.echo(format_report(report, str(spec)), nl=False, err=not report.ok)
+        if cov is not None:
+            typer.echo(format_coverage(cov), nl=False, err=not report.ok)
 
     return Outcome(list(report.diagnostics) + test_diagnostics(report), payload, text)
 
@@ -858,6 +894,48 @@ def drift(
     payload.update({k: v for k, v in report.to_dict().items() if k != "ok"})
     _finish("drift", fmt, Outcome(drift_diagnostics(report, spec, strict=strict), payload,
                                   lambda: typer.echo(format_drift(report), nl=False)))
+
+
+# -- report --------------------------------------------------------------------------------------
+@app.command()
+@guarded
+def report(
+    spec: Path = typer.Argument(..., help="The spec file (YAML)."),
+    out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write (e.g. report.html)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite a file there that is not a mapc report."),
+    allow_read: Optional[list[Path]] = AllowReadOpt,
+    fmt: Format = FormatOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Write one self-contained HTML page of what SPEC covers of its fixtures.
+
+    The source's field tree with the spec line that reads each field, what each rule
+    takes, the records as a tree (run, case, group, trajectory, events) and every
+    warning with its place. The page loads nothing: it opens offline.
+    """
+    from mapc.build import UsageError, load_checked
+    from mapc.report import ReportFileError, build_report, render_html, write_report
+
+    _allow_read(allow_read)
+    _require(spec, "spec")
+    loaded, diags = load_checked(spec)
+    payload = {"spec": str(spec), "out": None, "coverage": None, "records": {}, "fields": 0}
+    if loaded is None:
+        _finish("report", fmt, Outcome(list(diags), payload, lambda: _emit_diags(diags)))
+    page = build_report(spec, loaded, list(diags))
+    try:
+        write_report(render_html(page), out, force=force)
+    except ReportFileError as exc:
+        raise UsageError(str(exc)) from None
+    payload.update({"out": str(out), **page.payload()})
+    problems = [Diagnostic("source_error", f"the mapping fails on {e}", file=str(spec)) for e in page.mapping_errors]
+
+    def text() -> None:
+        _emit_diags(page.diagnostics + problems)
+        typer.echo(f"wrote {out}: {sum(page.totals.values())} record(s), {len(page.fields)} source field(s), "
+                   f"{len(page.diagnostics)} warning(s)", err=True)
+
+    _finish("report", fmt, Outcome(page.diagnostics + problems, payload, text))
 
 
 # -- schema, specs, targets ----------------------------------------------------------------------

@@ -44,6 +44,7 @@ __all__ = [
     "FunctionSignature",
     "Param",
     "compile_expression",
+    "compile_part",
 ]
 
 #: Exceptions shared between the in-process runtime and this package, so that
@@ -280,3 +281,14 @@ def _compile_text(text: str, allowed: frozenset[str] | None) -> CompiledExpressi
         boolean=boolean,
         code=None if constant[0] else code,
     )
+
+
+def compile_part(ast: dict) -> CompiledExpression:
+    """One node of a compiled expression's ``ast`` (an operand, a function's argument),
+    compiled on its own: ``mapc check`` evaluates the parts of an expression on the
+    fixtures' values to say which part holds the value that springs a trap."""
+    body = FunctionCompiler().function_body(ast)
+    code = _module_code(_module_function(body))
+    helpers = tuple(sorted(_global_names(code) & _runtime_unit_names()))
+    return CompiledExpression("<part>", ast, body=body, helpers=helpers, variables=(), functions=(),
+                              constant=(False, None), code=code)

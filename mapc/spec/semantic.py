@@ -170,6 +170,10 @@ class Builder:
             hint = exc.hint
             if exc.kind == "unknown-variable":
                 hint = _stream_variable_hint(exc.message) or hint
+            if exc.kind in ("syntax", "invalid-arity"):  # `'it's'`, or `'it''s'` (two arguments)
+                from mapc.traps import apostrophe_hint
+
+                hint = apostrophe_hint(text) or hint
             if template and hint is None and exc.kind == "syntax":  # `{% ... %}` meant as text
                 hint = "a template's `{...}` holds an expression; write `{{` and `}}` for literal braces"
             self.diags.append(

@@ -15,6 +15,7 @@ import pytest
 
 from golden import assert_golden
 from mapc.build import load_checked
+from mapc.coverage import analyse_fixtures
 from mapc.spec import load_spec
 from mapc.spec.fixture_check import CHECK_BYTES, check_fixtures, sniff, typo_of
 
@@ -25,7 +26,11 @@ SPECS = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/**/spec*.
 
 
 def _diagnostics(case: Path) -> list[dict]:
-    _, diags = load_checked(case / "spec.yaml")
+    """What `mapc check` says: the fixture checks, then (on a valid spec) the warnings of the
+    fixtures' values (mapc.traps, mapc.coverage)."""
+    spec, diags = load_checked(case / "spec.yaml")
+    if spec is not None:
+        diags.extend(analyse_fixtures(spec, list(diags))[1])
     out = []
     for d in diags:
         item = d.to_dict()
@@ -188,3 +193,61 @@ def test_path_variants_are_the_pairs_collapsed_left_to_right_no_longer_than_the_
             for longest in range(10):
                 assert list(_variants(segs, longest)) == [
                     v for v in _collapsing_one_pair_at_a_time(segs) if len(v) <= longest], (segs, longest)
+
+
+#: the traps whose warnings would be false alarms on the library's and examples' specs (their
+#: naive times are real: OpenHands and tau2 write local times without a zone)
+_NEVER_ON_THE_LIBRARY = {"empty_string_falsy", "null_argument", "timestamp_range"}
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[str(p.relative_to(ROOT)) for p in SPECS])
+def test_no_library_or_example_spec_springs_a_trap(spec: Path):
+    loaded, diags = load_checked(spec)
+    assert loaded is not None, [d.format() for d in diags]
+    found = analyse_fixtures(loaded, list(diags))[1]
+    assert [d.format() for d in found if d.code in _NEVER_ON_THE_LIBRARY] == []
+
+
+def test_every_trap_has_a_case():
+    codes = {d["code"] for case in CASE_DIRS for d in json.loads((case / "expected.json").read_text())}
+    assert {"empty_string_falsy", "null_argument", "timestamp_range", "naive_time", "rule_never_matches"} <= codes
+
+
+def test_check_reports_coverage_per_rule_and_per_value():
+    """The issue's example: a rule hidden by the one above it, a rule whose text is a typo."""
+    case = CASES / "rule-never-matches"
+    proc = _mapc("check", "spec.yaml", cwd=case)
+    assert proc.exit_code == 0, proc.stderr
+    assert "rules[1] type == 'tool' -> tool: 0  <- never matches" in proc.stderr
+    assert "rules[0] takes the elements with type 'tool' first (first match wins)" in proc.stderr
+    assert "did you mean 'reward'?" in proc.stderr
+    assert "type=tool (1, rules[0]): reads type; ignores args, name, result" in proc.stderr
+    payload = json.loads(_mapc("check", "--json", "spec.yaml", cwd=case).stdout)
+    cov = payload["coverage"]
+    assert [r["matched"] for r in cov["rules"]] == [2, 0, 0] and cov["unmatched"] == 1
+    assert cov["discriminator"] == "type"
+    assert {r["value"]: r["ignored"] for r in cov["fields"]} == {
+        "message": [], "tool": ["args", "name", "result"], "reward": ["value"]}
+    assert [d["code"] for d in payload["diagnostics"]] == ["rule_never_matches"] * 2
+
+
+def test_test_reports_coverage_too(tmp_path: Path):
+    import shutil
+
+    shutil.copytree(CASES / "empty-string-in-and-or", tmp_path / "case")
+    proc = _mapc("test", "--json", "spec.yaml", cwd=tmp_path / "case")
+    payload = json.loads(proc.stdout)
+    assert payload["coverage"]["rules"][0]["matched"] == 2
+    assert "empty_string_falsy" in [d["code"] for d in payload["diagnostics"]]
+    text = _mapc("test", "spec.yaml", cwd=tmp_path / "case")
+    assert "coverage: 2 element(s) in sample.jsonl" in text.stdout + text.stderr
+
+
+def test_a_trap_on_a_part_not_evaluated_stays_quiet(tmp_path: Path):
+    """`x && join(',', x) || ''`: join is only called where x holds; its null elsewhere is no trap."""
+    spec = (CASES / "null-to-join" / "spec.yaml").read_text().replace(
+        "join(' ', args.argv && args.argv || args.cmd)", "args.cmd && join(' ', args.cmd) || ''")
+    (tmp_path / "spec.yaml").write_text(spec)
+    (tmp_path / "sample.jsonl").write_text((CASES / "null-to-join" / "sample.jsonl").read_text())
+    loaded, diags = load_checked(tmp_path / "spec.yaml")
+    assert loaded is not None and analyse_fixtures(loaded, list(diags))[1] == []

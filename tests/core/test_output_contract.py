@@ -93,6 +93,11 @@ CASES: dict[str, list[tuple]] = {
         ("problems", ["drift", "{spec}", "{renamed}"], FOUND, False),
         ("usage", ["drift", "{spec}", "{missing}"], USAGE, False),
     ],
+    "report": [
+        ("success", ["report", "{spec}", "-o", "{scratch}/report.html"], OK, False),
+        ("problems", ["report", "{bad}", "-o", "{scratch}/bad-report.html"], FOUND, False),
+        ("usage", ["report", "{missing}", "-o", "{scratch}/missing.html"], USAGE, False),
+    ],
     "schema": [
         ("success", ["schema"], OK, False),
         ("usage", ["schema", "-o", "{foreign}"], USAGE, False),
@@ -114,7 +119,7 @@ CASES: dict[str, list[tuple]] = {
 #: Commands that find no problems (they list or print what mapc has): no problems-found case.
 NO_PROBLEMS = {"runtime", "schema", "specs", "targets"}
 #: Commands that take one input (docs/cli.md: no "keys of each result").
-ONE_INPUT = {"review", "runtime", "explain", "drift", "schema", "specs", "targets", "init"}
+ONE_INPUT = {"review", "runtime", "explain", "drift", "report", "schema", "specs", "targets", "init"}
 
 
 def documented_payloads() -> dict[str, tuple[list[str], list[str]]]:
