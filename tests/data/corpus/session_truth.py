@@ -34,6 +34,7 @@ SESSION_FILES = {
     ],
     "cursor-agent-transcript": ["cursor-agent-transcript/atif-make/transcript.jsonl"],
     "aider-chat": ["aider-chat/aider/chat-history.md"],
+    "gemini-cli": ["gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json"],
 }
 
 TOKEN_KEYS = ("input", "output", "cache_read", "cache_creation")
@@ -470,6 +471,50 @@ def copilot_cli(path: Path) -> dict:
     }
 
 
+# --------------------------------------------------------------- Gemini CLI --
+
+def _gemini_tokens(tokens: dict | None) -> dict:
+    """Gemini's `input` (promptTokenCount) includes the cached tokens; the truth uses
+    Claude's split. `output` (candidates) excludes `thoughts`, reported apart."""
+    tokens = tokens or {}
+    cached = tokens.get("cached", 0)
+    return {"input": tokens.get("input", 0) - cached, "output": tokens.get("output", 0),
+            "cache_read": cached, "cache_creation": 0}
+
+
+def gemini_cli(path: Path) -> dict:
+    """One JSON document. Each `gemini` message is one model response, with its own
+    `tokens` (once per response, nothing repeats); its `toolCalls` carry their results
+    inline (`result[].functionResponse.id` = the call's id)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    messages = doc.get("messages") or []
+    replies = [m for m in messages if m.get("type") == "gemini"]
+    calls = [c.get("id") for m in replies for c in (m.get("toolCalls") or [])]
+    results = [(r.get("functionResponse") or {}).get("id") for m in replies for c in (m.get("toolCalls") or [])
+               for r in (c.get("result") or []) if isinstance(r, dict) and "functionResponse" in r]
+    tokens = dict.fromkeys(TOKEN_KEYS, 0)
+    thoughts = 0
+    for m in replies:
+        for key, value in _gemini_tokens(m.get("tokens")).items():
+            tokens[key] += value
+        thoughts += (m.get("tokens") or {}).get("thoughts", 0)
+    return {
+        "format": "gemini-cli",
+        "lines": len(messages),
+        "line_types": _count(m.get("type") for m in messages),
+        "session_ids": _first_seen([doc.get("sessionId")]),
+        "models": _first_seen(m.get("model") for m in replies),
+        "model_responses": len(replies),
+        "responses_without_tokens": sum(not any((m.get("tokens") or {}).values()) for m in replies),
+        "user_prompts": sum(m.get("type") == "user" for m in messages),
+        "tokens": tokens,
+        "thought_tokens": thoughts,
+        **_pairs(calls, results),
+        "call_ids": calls,
+        "result_ids": results,
+    }
+
+
 # -------------------------------------------------------------------- Aider --
 
 AIDER_HEADER = re.compile(r"^# aider chat started at (.+)$")
@@ -640,6 +685,7 @@ READERS = {
     "copilot-cli": copilot_cli,
     "cursor-agent-transcript": cursor_transcript,
     "aider-chat": aider_chat,
+    "gemini-cli": gemini_cli,
 }
 
 
