@@ -66,6 +66,11 @@ def _pairs(calls: list[str], results: list[str]) -> dict:
     }
 
 
+def _relative(path: Path) -> str:
+    """A corpus file's path inside the corpus; another file's (a trimmed copy) as given."""
+    return str(path.relative_to(CORPUS)) if path.is_relative_to(CORPUS) else str(path)
+
+
 def _first_seen(values) -> list:
     seen: list = []
     for value in values:
@@ -218,7 +223,7 @@ def _claude_subagents(path: Path, rows: list[dict], call_blocks: dict) -> list[d
         first_prompt = next((r for r in sub_rows if _is_prompt(r)), {})
         truth = claude_transcript_rows(sub_rows)
         found.append({
-            "file": str(sub.relative_to(CORPUS)),
+            "file": _relative(sub),
             "agent_id": agent_id,
             "spawned_by_call": call_id,
             "spawning_tool": call.get("name"),
@@ -249,6 +254,8 @@ def claude_transcript_rows(rows: list[dict]) -> dict:
         "tokens_summed_per_line": naive,
         **_response_shape(responses),
         **_pairs(calls, results),
+        "call_ids": calls,
+        "result_ids": results,
     }
 
 
@@ -449,6 +456,7 @@ def copilot_cli(path: Path) -> dict:
             "calls_reported_by_parent": ((telemetry.get(agent_id) or {}).get("metrics") or {}).get(
                 "numberOfToolCallsMadeByAgent"),
             "lines": len(sub_rows),
+            "user_prompts": sum(r.get("type") == "user.message" for r in sub_rows),
             **_copilot_counts(sub_rows),
         })
     shutdown = next((r.get("data") or {} for r in rows if r.get("type") == "session.shutdown"), None)
