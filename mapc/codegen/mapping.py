@@ -444,8 +444,7 @@ class MappingGenerator:
                 w.line('"""The key of element ``el`` (line or index ``at``) that `merge` groups by; None: '
                        'it stands alone."""')
             else:
-                w.line('"""Whether element ``el`` (line or index ``at``) joins the open run (True), ends it '
-                       'and stands alone (False) or waits behind it (None)."""')
+                w.line('"""True: element ``el`` (line or index ``at``) joins the run; False: it ends the run."""')
             required = self.spec.source.probe.require
             if line_loop and required:
                 w.line(f"require_fields(el, REQUIRED, FORMAT, {self._required_at()}, at)  # source.probe.require")
@@ -472,7 +471,10 @@ class MappingGenerator:
         if m.until is None:
             w.line("return False")
             return
-        w.line(f"return False if {self._test(m.until, 'el')} else None")
+        w.line(f"if {self._test(m.until, 'el')}:")
+        with w.indent():
+            w.line("return False")
+        w.line("return None  # it waits behind the run")
 
     def _stream_element(self, w: Writer, lp: ir.Loop, el: str, depth: int) -> None:
         """In a loop with `merge` or `carry`, for each element: ``$merged``, then the carried
