@@ -23,9 +23,13 @@ from dataclasses import dataclass, field
 from mapc.drift_evidence import SIMILAR_FIELDS, present, rename_of, significant, types_at
 from mapc.fieldpath import render, segments, within
 from mapc.observe import NO_RULE, Observation
-from mapc.profile import MAX_VALUES, Profile, profile_elements
+from mapc.profile import Profile, profile_elements
 from mapc.reads import RuleRead
 from mapc.runtime.mapping_rt import json_type
+
+#: Distinct values a tested field may have in the fixtures and still be a kind of element (a
+#: session log has a dozen event types or more: Copilot CLI 14); past it, free text.
+MAX_KINDS = 64
 
 
 @dataclass(frozen=True)
@@ -336,7 +340,7 @@ def _values(spec, fixtures: list[Observation], sample: Observation,
                     after[v] += 1
                     takers.setdefault(v, Counter())[rule] += 1
                     groups.setdefault(v, []).append(e)
-        if len(before) > MAX_VALUES:
+        if len(before) > MAX_KINDS:
             continue  # free text more than a kind of element
         gone = [v for v in before if v not in after and v in tested]
         for value in sorted(v for v in after if v not in before):

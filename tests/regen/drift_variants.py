@@ -178,8 +178,13 @@ def derive(spec_path: Path) -> Variants:
             rule_t, path_t = (rule, path) if scalar else retype[:2]
             trace = fresh()
             assert _apply(trace, rule_t, segments(path_t), _retype), ("retype", path_t)
-            text = trace.text()
-            out.items.append(Variant("retype", effect(text), text, f"retype {path_t} in rule {rule_t}"))
+            if len(trace.nodes.get(rule_t, ())) < len(first.taken(rule_t).kept):
+                # elements merged from several lines (`merge`) are not lines of the file: only the
+                # one-line ones were found and retyped, so the field would have two types, not a new one
+                out.missing["retype"] = f"rule {rule_t}'s elements are merged from several lines"
+            else:
+                text = trace.text()
+                out.items.append(Variant("retype", effect(text), text, f"retype {path_t} in rule {rule_t}"))
     out.items += _new_fields(fresh, first, spec)
     out.items += _types(fresh, first, spec, out, lambda text: _observed(observer, text, fixture.name))
     alt = _alternative(first, reads, fresh())
