@@ -140,13 +140,17 @@ def test_init_cli_writes_then_refuses_to_overwrite(tmp_path):
     second = _mapc("init", "--from", str(sample), "-o", str(out))
     assert second.returncode == 2 and "already exists" in second.stderr and "--force" in second.stderr
     assert out.read_text() == "# my edits\n", "an existing spec is never overwritten"
+    copied = tmp_path / sample.name  # the fixture, next to the spec (issue 30: a build that works)
+    assert copied.read_bytes() == sample.read_bytes()
+    assert not list(tmp_path.glob("*.expected.ndjson")), "the draft's records are the user's to accept"
     expected = tmp_path / "airline_run1.truncated.json.expected.ndjson"
-    reviewed = expected.read_bytes()
+    expected.write_text("reviewed\n")  # as `mapc test --update` would have written them
     forced = _mapc("init", "--from", str(sample), "-o", str(out), "--force", "--no-library")
     assert forced.returncode == 0 and "# TODO" in out.read_text()
-    assert expected.read_bytes() == reviewed and "kept" in forced.stderr, "--force overwrites the spec only"
-    # the draft's first expected records (mapc test) sit beside the spec, as the sample is elsewhere
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json.expected.ndjson",
+    assert expected.read_text() == "reviewed\n", "--force overwrites the spec only"
+    assert copied.read_bytes() == sample.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json",
+                                                          "airline_run1.truncated.json.expected.ndjson",
                                                           "spec.yaml"], "no temporary files left behind"
     assert os.listdir(tmp_path / ".mapc") == ["spec.schema.json"], "the schema the spec's modeline names"
     mask = os.umask(0)
