@@ -261,6 +261,18 @@ class _Drafter:
         self.hint = hint  # the yaml-language-server modeline
         self.values = values
         self.notes: list[str] = []
+        self.stream = self._stream()
+
+    def _stream(self):
+        """The reading of an event stream (JSON Lines whose lines say what they are), or None."""
+        from mapc.init_stream import StreamDrafter, detect
+
+        if self.prof.container != "jsonl" or not self.values:
+            return None
+        docs = self.docs()
+        key = detect(docs)
+        stream = StreamDrafter(docs, key) if key else None
+        return stream if stream is not None and stream.nested() else None
 
     def docs(self) -> list:
         """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
@@ -479,6 +491,9 @@ class _Drafter:
             lines.append(f"  invalid_lines: skip    # TODO: {prof.invalid_lines} line(s) of the sample are not JSON")
         lines += self.probe_lines()
         lines += ["", "records:"]
+        if self.stream is not None and not simple:  # an event stream: its own reading (mapc.init_stream)
+            lines += self.stream.records()
+            return "\n".join(lines + self._tail())
         # loops: the line (jsonl), outer arrays (case, trajectory), the event array
         case_loops: list[str] = []
         traj_loop: str | None = None
@@ -553,7 +568,11 @@ class _Drafter:
         self.uncarried = line_sigs
         rules = self.event_rules(elem_paths, simple, line_sigs)
         lines += self._with_outcome_rule(rules, self.uncarried)
-        lines += [
+        return "\n".join(lines + self._tail())
+
+    def _tail(self) -> list[str]:
+        """The end of every draft: evaluators to write, the fixture."""
+        return [
             "",
             "# TODO: evaluators score one mapped trajectory (RELAI, cap-evolve), e.g.",
             "# evaluators:",
@@ -565,7 +584,6 @@ class _Drafter:
             f"  - {q(self.fixture)}    # TODO: replace with a small synthetic sample before sharing",
             "",
         ]
-        return "\n".join(lines)
 
     def _signal_exprs(self, sigs: list[str]) -> dict[str, str]:
         """Signal name -> expression for the outcome fields ``sigs``."""
