@@ -89,3 +89,46 @@ def test_the_real_rlviz_accepts_the_unedited_draft_on_the_whole_log(drafted, rel
     report = json.loads(proc.stdout)
     assert report["records"] == len([r for r in records if r["record_type"] != "complete"]), report
     assert report["warnings"] == 0 and report["deterministic"], report
+
+
+# -- with the library: recognised, and the commands init prints give a faithful plugin ----------
+@pytest.mark.parametrize("rel, library", [(TRANSCRIPT, "claude-code-transcript"), (ROLLOUT, "codex-rollout")],
+                         ids=["claude-code", "codex"])
+def test_init_recognises_the_log_and_its_printed_commands_build_a_faithful_plugin(rel, library, tmp_path):
+    """Issue 27's "done when": `mapc init --from` on a Claude Code transcript and on a Codex rollout,
+    with no edits, builds an RLViz plugin the real validator accepts, whose records meet the
+    ground truth: one generation per response, every result paired, tokens counted once. The
+    spec goes in specs/ (docs/editors.md's layout): the sample and its subagents' folder are
+    copied next to it, and the commands are run exactly as init prints them."""
+    import shlex
+
+    made = _mapc("init", "--from", CORPUS / rel, "-o", "specs/session.yaml", "--json", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    payload = json.loads(made.stdout)
+    assert payload["library"] == library and f"extends: {library}\n" in payload["spec"]
+    outputs = {}
+    for command in payload["next"]:
+        argv = shlex.split(command)
+        ran = _mapc(*argv[1:], cwd=tmp_path)
+        assert ran.returncode == 0, (command, ran.stderr)
+        outputs[argv[1]] = ran.stdout
+    records = [json.loads(line) for line in outputs["run"].splitlines()]
+    trajectories = [r["id"] for r in records if r["record_type"] == "trajectory"]
+    files = [rel] + [s["file"] for s in _truth(rel).get("subagents", ())]
+    assert len(trajectories) == len(files)  # the session, then each subagent's file as its own
+    for trajectory in trajectories:
+        mine = [r for r in records if trajectory in (r.get("trajectory_id"), r.get("id"))]
+        got = measure(mine)
+        truth = _truth(next(f for f in files if Path(f).stem == trajectory))
+        assert got["kinds"]["generation"] == truth["model_responses"], trajectory
+        assert got["calls"] == got["results"] == got["paired"] == truth["pairs"], trajectory
+        assert got["totals"]["output_tokens"] == truth["tokens"]["output"], trajectory
+        assert got["totals"]["input_tokens"] == truth["tokens"]["input"], trajectory
+    rlviz = hosts.require_rlviz()
+    fixture = tmp_path / "specs" / payload["fixture"]
+    proc = subprocess.run([str(rlviz), "--json", str(tmp_path / "out"), str(fixture)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["records"] == len([r for r in records if r["record_type"] != "complete"]), report
+    assert report["warnings"] == 0 and report["deterministic"], report
