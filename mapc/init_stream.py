@@ -174,14 +174,17 @@ class StreamDrafter:
         return out
 
     def _split(self, group: Group) -> list[Group]:
-        """Split by a type-like field of an object every line of the group carries (`payload.type`)."""
+        """Split by a type-like field of an object every line of the group carries (`payload.type`):
+        with several values, or one value in the line's payload (a rollout whose `response_item`
+        lines are all messages is still `payload.type == 'message'`)."""
         for name in sorted({k for d in group.lines for k, v in d.items() if isinstance(v, dict)}):
             inner = [d[name] for d in group.lines if isinstance(d.get(name), dict)]
             if len(inner) < len(group.lines):
                 continue
+            least = 1 if name in PAYLOAD_KEYS else 2
             for key in TYPE_KEYS:
                 values = [o.get(key) for o in inner if isinstance(o.get(key), str)]
-                if len(values) == len(inner) and 2 <= len(set(values)) <= MAX_VALUES:
+                if len(values) == len(inner) and least <= len(set(values)) <= MAX_VALUES:
                     parts: dict[str, Group] = {}
                     for doc, i in zip(group.lines, group.at):
                         part = parts.setdefault(doc[name][key], Group(group.conds + [((name, key), doc[name][key])]))
