@@ -60,6 +60,15 @@ def _get(obj, path: tuple[str, ...]):
     return obj
 
 
+def _items(obj) -> list:
+    """``obj`` if it is an array, else none: lines hold anything where the sample had arrays."""
+    return obj if isinstance(obj, list) else []
+
+
+def _members(obj) -> dict:
+    return obj if isinstance(obj, dict) else {}
+
+
 def _walk(obj, prefix=(), depth=3):
     """(path, value) of every member of ``obj`` down to ``depth`` objects deep (not into arrays)."""
     if not isinstance(obj, dict) or depth == 0:
@@ -118,11 +127,15 @@ class Blocks:
     def texts(self) -> str:
         """The text of the parts, joined: every part's `text` (other kinds of parts have none),
         unless a reasoning part in the same array has one too."""
-        base = expr(*self.path)
         if self.reasoning and self.reasoning[1] == "text":
-            picked = " || ".join(f"type == {lit(t)}" for t in self.text)
-            return f"join({lit('')}, {base}[?{picked}].text)"
-        return f"join({lit('')}, {base}[].text)"
+            return self.join("text", " || ".join(f"type == {lit(t)}" for t in self.text))
+        return self.join("text")
+
+    def join(self, key: str, where: str | None = None) -> str:
+        """The texts at ``key`` of the parts (where ``where`` holds), joined: texts only, and an
+        empty text where the line has no such array (a string, null), never a failing `join`."""
+        test = f"type({_ident(key)}) == 'string'" + (f" && ({where})" if where else "")
+        return f"join({lit('')}, {expr(*self.path)}[?{test}].{_ident(key)} || `[]`)"
 
     def select(self, part: str | None) -> str:
         base = expr(*self.path)
@@ -209,7 +222,7 @@ class StreamDrafter:
             parts: dict[str | None, set[str]] = {}
             for doc in group.lines:
                 items = _get(doc, path)
-                for item in items if isinstance(items, list) else ():
+                for item in _items(items):
                     if isinstance(item, dict):
                         kind = item.get("type") if isinstance(item.get("type"), str) else None
                         parts.setdefault(kind, set()).update(item)
@@ -309,7 +322,7 @@ class StreamDrafter:
         objects = {p for p in self.paths(group, (dict,)) if re.search(r"usage|tokens", p[-1], re.I)}
         running = sorted(p for p in objects if p[-1].lower().startswith(("total", "cumulative")))
         for path in running + sorted(objects, key=lambda p: (len(p), p)):
-            names = sorted({k for d in group.lines for k, v in (_get(d, path) or {}).items()
+            names = sorted({k for d in group.lines for k, v in _members(_get(d, path)).items()
                             if re.search(r"tokens$", k) and isinstance(v, (int, float)) and not isinstance(v, bool)})
             if names:
                 return path, names, path in running
@@ -352,8 +365,8 @@ class StreamDrafter:
         if results:  # lines holding results that name their call: observations
             part, rid, content = results.result
             first = f"{results.select(part)} | [0]"
-            every = all(_get(d, results.path) and any(isinstance(x, dict) and x.get("type", None) == part
-                                                     for x in _get(d, results.path)) for d in group.lines)
+            every = all(any(isinstance(x, dict) and x.get("type", None) == part for x in _items(_get(d, results.path)))
+                        for d in group.lines)
             rules.append([f"when: {q(when if every else when + ' && ' + results.select(part))}",
                           "kind: observation", f"tool_call_id: {q(first + '.' + _ident(rid))}",
                           f"result: {q(first + '.' + _ident(content))}"])
@@ -361,7 +374,7 @@ class StreamDrafter:
                 return rules
             rest = Group(group.conds)  # the other lines of the value: what they are, after the results
             for doc, i in zip(group.lines, group.at):
-                if not any(isinstance(x, dict) and x.get("type") == part for x in _get(doc, results.path) or ()):
+                if not any(isinstance(x, dict) and x.get("type") == part for x in _items(_get(doc, results.path))):
                     rest.lines.append(doc)
                     rest.at.append(i)
             return rules + self.rules_of(rest, model, tokens)
@@ -371,7 +384,7 @@ class StreamDrafter:
                 rule.append(f"content: {q(texts.texts())}")
             if thinking:
                 part, key = thinking.reasoning
-                rule.append(f"reasoning: {q('join(' + lit('') + ', ' + thinking.select(part) + '.' + key + ') || null')}")
+                rule.append(f"reasoning: {q(thinking.join(key, f'type == {lit(part)}') + ' || null')}")
             if calls:
                 part, cid, args, name = calls.call
                 arguments = f"parse_json({args}) || {{input: {args}}}" if self._string_args(group, calls) else args
@@ -402,7 +415,7 @@ class StreamDrafter:
     def _string_args(self, group: Group, blocks: Blocks) -> bool:
         part, _, args, _ = blocks.call
         return any(isinstance(x, dict) and isinstance(x.get(args), str)
-                   for d in group.lines for x in (_get(d, blocks.path) or ()))
+                   for d in group.lines for x in _items(_get(d, blocks.path)))
 
     def by_name(self, group: Group, model: str | None, tokens: bool, texts: Blocks | None) -> list[list[str]]:
         """Rules from what the value's name says (split by role where the lines have several)."""
