@@ -456,6 +456,8 @@ class _Drafter:
             text, ok, mapping_failed = self._self_check(text)
             first = first or text
             if ok:
+                if events and self.stream is not None:
+                    self.notes.insert(0, "read as an event stream: " + "; ".join(self.stream.found))
                 return Draft(text, None, self.notes)
             if not mapping_failed:
                 break  # the probe cannot accept this sample: simpler records would not help

@@ -161,6 +161,7 @@ class StreamDrafter:
         self.docs = [d for d in docs if isinstance(d, dict)]
         self.key = key
         self.notes: list[str] = []
+        self.found: list[str] = []  # what records() drafted, said by `mapc init`
         self.groups = self._groups()
         self.calls_elsewhere = False  # a generation's content parts hold the calls: a call line repeats one
         self.calls_elsewhere = any(b.call for g in self.groups for b in self.blocks(g))
@@ -500,10 +501,11 @@ class StreamDrafter:
         if merges:
             i, key = merges[0]
             group = self.groups[i]
-            fields = [f"{expr(*b.path)}: concat" for b in self.blocks(group) if b.typed or b.call]
             usage = self.usage(group)
-            if usage:
-                fields.append(f"{expr(*usage[0])}: last")
+            paths = [(b.path, "concat") for b in self.blocks(group) if b.typed or b.call]
+            paths += [(usage[0], "last")] if usage else []
+            fields = [f"{expr(*p)}: {how}" for p, how in paths  # a path inside another: the outer one decides
+                      if not any(o != p and p[:len(o)] == o for o, _ in paths)]
             loop += ["merge:    # TODO: lines that share this id are one model response",
                      f"  by: {expr(*key)}", f"  when: {q(group.test)}"]
             if fields:
@@ -521,6 +523,18 @@ class StreamDrafter:
                               f"skip: true    # TODO: repeats what the {self.groups[mirrors[i]].name!r} lines hold"])
                 continue
             rules += self.rules_of(group, model if i in generations else None, i in token_groups)
+        made = [ln for rule in rules for ln in rule]
+        inner = sorted({expr(*g.conds[-1][0]) for g in self.groups if len(g.conds) > 1})
+        self.found = [f"{len(rules)} rule(s) for the values of `{self.key}`"
+                      + "".join(f", `{name}`" for name in inner)]
+        self.found += [f"lines merged by `{expr(*merges[0][1])}`"] if merges else []
+        if any(ln.startswith("tool_calls:") or ln == "kind: tool" for ln in made):
+            paired = any(ln.startswith("tool_call_id:") for rule in rules if "kind: observation" in rule for ln in rule)
+            self.found.append("calls" + (" paired with their results by id" if paired else " (no results name them)"))
+        self.found += ["the model carried from other lines"] if carry else []
+        self.found += ["token counts as totals"] if any("total: true" in ln for ln in made) else []
+        self.found += [f"{len(mirrors)} group(s) skipped as echoes of others"] if mirrors else []
+        self.found += [f"`{session}` as the trajectory id"] if session else []
         out: list[str] = []
         if session:
             out += ["  trajectory:", "    each: \"@\"    # the lines of the session",

@@ -9,7 +9,7 @@ must do. Each case runs `mapc init` as a user would, in a copy of its folder, th
   it is available;
 - the records `mapc run` prints meet the case's `expect`: event kinds (exactly), calls and
   results paired by id, trajectory totals, trajectory ids, generation models, signals per name
-  on events, files written, text the spec holds.
+  on events, files written, text the spec holds, what init's notes say.
 """
 
 from __future__ import annotations
@@ -71,6 +71,8 @@ def test_init_case(name, tmp_path):
     expect = case["expect"]
     for text in expect.get("spec_contains", ()):
         assert text in spec.read_text(encoding="utf-8"), spec.read_text(encoding="utf-8")
+    for text in expect.get("notes_contain", ()):  # what init says it recognised or drafted
+        assert any(text in note for note in payload["notes"]), payload["notes"]
     for rel in expect.get("files", ()):
         assert (work / rel).is_file(), rel
     printed = {}
