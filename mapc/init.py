@@ -157,12 +157,14 @@ def next_commands(out: Path | None, placement) -> list[tuple[str, str]]:
 
     spec = Path(out) if out is not None else Path("spec.yaml")
     fixture = os.path.normpath(spec.parent / placement.fixture)
-    allow = ["--allow-read", str(placement.allow_read)] if placement.allow_read else []
+    # a fixture left outside the spec's folder is read when the command allows its folder
+    # (`mapc run` has no --allow-read: the variable serves every command alike)
+    allow = f"MAPC_ALLOW_READ={shlex.quote(str(placement.allow_read))} " if placement.allow_read else ""
     return [
-        (shlex.join(["mapc", "run", str(spec), fixture, *allow]), "what the draft maps from the sample: review it"),
-        (shlex.join(["mapc", "test", "--update", str(spec), *allow]),
+        (allow + shlex.join(["mapc", "run", str(spec), fixture]), "what the draft maps from the sample: review it"),
+        (allow + shlex.join(["mapc", "test", "--update", str(spec)]),
          "accept those records as the expected ones (`mapc test` compares with them after each change)"),
-        (shlex.join(["mapc", "build", str(spec), "--target", "rlviz", "-o", "out", *allow]),
+        (allow + shlex.join(["mapc", "build", str(spec), "--target", "rlviz", "-o", "out"]),
          "the RLViz plugin, validated on the sample"),
     ]
 

@@ -260,3 +260,27 @@ def test_init_takes_jsonl_lines_that_all_carry_a_reward_for_rollouts(tmp_path):
     draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
     assert "  case:\n    each: \"@\"" in draft.text, draft.text
     assert [value for _, value in _signals(draft.text, tmp_path, sample)] == [1.0, 0.0]
+
+
+def test_init_printing_the_spec_gives_next_commands_that_read_a_sample_left_outside(tmp_path):
+    """Without -o nothing is copied: the commands init prints carry MAPC_ALLOW_READ for the
+    sample's folder (`mapc run` has no --allow-read), and each works as printed once the spec
+    is saved as they say."""
+    import shlex
+
+    (tmp_path / "work").mkdir()
+    rows = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    (tmp_path / "chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    made = _mapc("init", "--from", "../chat.jsonl", "--json", cwd=tmp_path / "work")
+    payload = json.loads(made.stdout)
+    assert made.returncode == 0 and payload["fixture"] == "../chat.jsonl"
+    (tmp_path / "work" / "spec.yaml").write_text(payload["spec"])
+    assert [c.split(" mapc ")[1].split()[0] for c in payload["next"]] == ["run", "test", "build"]
+    for command in payload["next"]:
+        env, _, rest = command.partition(" ")
+        name, _, value = env.partition("=")
+        assert name == "MAPC_ALLOW_READ" and Path(shlex.split(value)[0]) == tmp_path.resolve()
+        ran = subprocess.run([sys.executable, "-m", "mapc.cli", *shlex.split(rest)[1:]], cwd=tmp_path / "work",
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "MAPC_ALLOW_READ": shlex.split(value)[0]})
+        assert ran.returncode == 0, (command, ran.stderr)
