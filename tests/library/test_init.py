@@ -284,3 +284,33 @@ def test_init_printing_the_spec_gives_next_commands_that_read_a_sample_left_outs
                              capture_output=True, text=True, timeout=300,
                              env={**os.environ, "MAPC_ALLOW_READ": shlex.split(value)[0]})
         assert ran.returncode == 0, (command, ran.stderr)
+
+
+def test_init_fixture_placement_copies_bounded_and_never_over_another_file(tmp_path, monkeypatch):
+    """mapc.init_fixture: a sample outside the spec's folder is copied next to it with its stem's
+    sidecar folder (regular files only, no symlink); a different file of that name is an error,
+    never overwritten; past the size bound the sample stays where it is, read with allow-read."""
+    from mapc import init_fixture
+    from mapc.init import InitError
+
+    data, specs = tmp_path / "data", tmp_path / "specs"
+    (data / "s1" / "subagents").mkdir(parents=True)
+    specs.mkdir()
+    (data / "s1.jsonl").write_text('{"a": 1}\n')
+    (data / "s1" / "subagents" / "agent-1.jsonl").write_text('{"a": 2}\n')
+    (data / "s1" / "subagents" / "link.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    plan = init_fixture.place(data / "s1.jsonl", specs, copy=True)
+    assert plan.fixture == "s1.jsonl" and plan.allow_read is None
+    assert [dest.relative_to(specs).as_posix() for _, dest in plan.copies] == [
+        "s1.jsonl", "s1/subagents/agent-1.jsonl"]
+    init_fixture.copy_all(plan)
+    assert (specs / "s1" / "subagents" / "agent-1.jsonl").read_text() == '{"a": 2}\n'
+    assert init_fixture.place(data / "s1.jsonl", specs, copy=True).copies  # the same files again: fine
+    (specs / "s1.jsonl").write_text("mine\n")
+    with pytest.raises(InitError, match="exists and is not the sample"):
+        init_spec(data / "s1.jsonl", spec_dir=specs, copy_sample=True)
+    assert (specs / "s1.jsonl").read_text() == "mine\n"
+    monkeypatch.setattr(init_fixture, "MAX_COPY_BYTES", 4)
+    big = init_fixture.place(data / "s1.jsonl", tmp_path / "other", copy=True)
+    assert big.copies == [] and big.fixture == "../data/s1.jsonl" and big.allow_read == data.resolve()
+    assert "too large to copy" in big.note
