@@ -40,6 +40,7 @@ TIME_KEYS = ("timestamp", "created_at", "createdAt", "time", "ts")
 EVENT_ID_KEYS = ("uuid", "id", "event_id", "eventId")
 SESSION_RE = re.compile(r"(session|conversation|thread)[_-]?id$", re.IGNORECASE)
 RESPONSE_ID_RE = re.compile(r"(^|\.)(id|message_?id|messageId|request_?id|requestId|response_?id|responseId)$")
+OUTCOME_RE = re.compile(r"reward|score|correct|accuracy|passed|success|resolved|solved", re.IGNORECASE)
 MIN_TEXT = 16  # strings this long are compared to find lines that repeat others
 
 
@@ -444,11 +445,16 @@ class StreamDrafter:
                 usage = self.usage(group)
                 rule[0] = f"when: {q(group.test + ' && ' + expr(*usage[0]))}"
                 return [rule + signals]
-        data = [k for k in sorted(self.own(group)) if k not in TIME_KEYS and k not in EVENT_ID_KEYS
-                and k != group.field][:6]
+        own = self.own(group)
+        data = [k for k in sorted(own) if k not in TIME_KEYS and k not in EVENT_ID_KEYS and k != group.field][:6]
         base = self.base(group)
         if data:
             rule.append("data: {" + ", ".join(f"{_ident(k)}: {q(expr(*base, k))}" for k in data) + "}")
+        outcomes = [k for k in sorted(own) if OUTCOME_RE.search(k) and own[k] - {type(None)}
+                    and own[k] - {type(None)} <= {int, float, bool}]
+        if outcomes:  # a grade on a line of its own: signals of that line's event
+            rule.append("signals: {" + ", ".join(f"{_ident(k)}: {q(expr(*base, k))}" for k in outcomes[:8])
+                        + "}    # TODO: outcome fields")
         return [rule]
 
     def turn(self, when: str, kind: str, role, content: str | None, model, tokens: bool, group: Group) -> list[str]:
