@@ -176,6 +176,6 @@ def test_the_pre_commit_hooks_act_on_the_configuration_as_the_readme_shows(tmp_p
     assert mapc(*test, cwd=root).returncode == 0
     assert mapc("build", cwd=root).returncode == 0
     assert mapc(*check, cwd=root).returncode == 0
-    ci = readme.split("# GitHub Actions step\n", 1)[1].split("```", 1)[0]
+    ci = readme.split("# GitHub Actions step", 1)[1].split("```", 1)[0]
     commands = [line.strip() for line in ci.splitlines() if line.strip().startswith("mapc ")]
     assert commands and all(mapc(*shlex.split(c)[1:], cwd=root).returncode == 0 for c in commands), commands

@@ -126,3 +126,67 @@ def test_the_session_formats_are_all_library_specs():
 
     assert set(SESSION_FORMATS) <= set(library_specs())
     assert set(SESSION_FORMATS) <= set(session_truth.READERS)
+
+
+PROJECT = """\
+mapc: 1
+name: my-claude-sessions
+extends: claude-code-transcript
+tasks:
+  - {id: pdfminer-labels, input: "Fix the page label formatting"}
+agent:
+  replay: "recorded/{task_id}.jsonl"
+evaluators:
+  - id: finished
+    description: The session ended with a final answer
+    score: "output != null && output != ''"
+"""
+
+
+def _recorded(folder: Path) -> None:
+    """The corpus transcript as a recorded run of task pdfminer-labels, its subagent beside it."""
+    main = CORPUS / "claude-code-transcript" / "ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl"
+    sub = main.with_suffix("") / "subagents" / "agent-a90795522da6172b3.jsonl"
+    (folder / "recorded" / "pdfminer-labels" / "subagents").mkdir(parents=True)
+    (folder / "recorded" / "pdfminer-labels.jsonl").write_bytes(main.read_bytes())
+    (folder / "recorded" / "pdfminer-labels" / "subagents" / sub.name).write_bytes(sub.read_bytes())
+
+
+def test_a_project_over_a_session_spec_builds_for_relai_and_capevolve(tmp_path):
+    """A session log has no task or score: a project that `extends` the library spec adds them.
+    RELAI's runner and cap-evolve's adapter then score the session, not its subagent, with every
+    result on the step of its call and no pairing warning."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "relai"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "capevolve"))
+    from capevolve_support import build_adapter, drive
+    from relai_support import build_project, read_result, run_runner
+
+    truth = session_truth.claude_transcript(CORPUS / "claude-code-transcript" / "ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl")
+    project = tmp_path / "relai"
+    project.mkdir()
+    _recorded(project)
+    built = build_project(PROJECT, project)
+    assert built.ok, [d.format() for d in built.diagnostics]
+    proc = run_runner(project, "my-claude-sessions", "pdfminer-labels", tmp_path / "result.json")
+    assert proc.returncode == 0 and "answers no call" not in proc.stderr, proc.stderr
+    steps = read_result(tmp_path / "result.json")["trace"]["steps"]
+    made = {c["tool_call_id"]: s["step_id"] for s in steps for c in s.get("tool_calls", [])}
+    answered = {r["source_call_id"]: s["step_id"] for s in steps
+                for r in s.get("observation", {}).get("results", []) if "source_call_id" in r}
+    assert sorted(made) == sorted(truth["call_ids"]) and answered == made  # the session's 39, not the subagent's
+    assert sum(s.get("source") == "agent" for s in steps) == truth["model_responses"]
+
+    spec_dir = tmp_path / "cap-spec"
+    spec_dir.mkdir()
+    (spec_dir / "spec.yaml").write_text(PROJECT, encoding="utf-8")
+    _recorded(spec_dir)
+    build_adapter(spec_dir / "spec.yaml", tmp_path / "cap" / "adapters")
+    work = tmp_path / "cap" / "work"  # (the recorded trace is copied next to the adapter)
+    work.mkdir()
+    (rollout,) = drive(tmp_path / "cap" / "adapters", [{"op": "run", "task": "pdfminer-labels"}], cwd=work)[0]
+    assert rollout.get("error") is None, rollout
+    assert sorted(c["id"] for c in rollout["tool_calls"]) == sorted(truth["call_ids"])
+    assert all(c.get("result") is not None for c in rollout["tool_calls"])
+    assert not rollout["metadata"].get("pairing_warnings")

@@ -85,9 +85,10 @@ def _materialize(case: Path, dest: Path, outside: Path) -> None:
 
 
 def _session(path: Path, files: list[str]) -> None:
-    """A session (spec-subtrajectory.yaml): a prompt, one `agent` line naming each of ``files``
-    (its subagent's transcript), an answer."""
-    lines = [{"type": "user", "text": "What is 2 + 2?"}]
+    """A session (spec-subtrajectory.yaml): a prompt, the calls that start the subagents, one
+    `agent` line (the call's result) naming each of ``files`` (its subagent's transcript), an answer."""
+    lines = [{"type": "user", "text": "What is 2 + 2?"},
+             {"type": "assistant", "text": "", "calls": [f"c{n}" for n in range(len(files))]}]
     lines += [{"type": "agent", "call": f"c{n}", "text": "done", "file": f} for n, f in enumerate(files)]
     lines.append({"type": "assistant", "text": "4"})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
