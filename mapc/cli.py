@@ -1043,31 +1043,33 @@ def init(
 ) -> None:
     """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
     from mapc.build import UsageError
-    from mapc.init import InitError, init_spec, write_first_expected, write_spec
-    from mapc.safeio import allowing
+    from mapc.init import InitError, init_spec, next_commands, write_spec
+    from mapc.init_fixture import copy_all
 
     if sample is None or ctx.args:  # `mapc init SAMPLE`: say what to type, not Typer's bare message
         raise UsageError(_init_usage(Path(ctx.args[0]) if ctx.args else None, sample, out))
     _require(sample, "sample")
     if out is not None and out.exists() and not force:
         raise UsageError(f"{out} already exists; choose another name or pass --force to overwrite it")
-    payload = {"library": None, "out": str(out) if out else None, "schema": None, "notes": [], "spec": None}
+    payload = {"library": None, "out": str(out) if out else None, "schema": None, "notes": [], "spec": None,
+               "fixture": None, "next": []}
     try:
         draft = init_spec(sample, spec_dir=out.parent if out else Path.cwd(), name=name, use_library=not no_library,
-                          values=not no_values)
+                          values=not no_values, copy_sample=out is not None)
         if out is not None:
+            copy_all(draft.placement)  # the fixture first: a spec naming a missing file is worse than none
             write_spec(draft.text, out, force=force)
             draft.notes.append(_write_project_schema(draft.schema))
-            with allowing([sample.resolve().parent]):  # the sample the user named here
-                draft.notes += write_first_expected(out)  # reviewed records are the user's: kept
-    except InitError as exc:
-        said = str(exc)
+    except (InitError, OSError) as exc:
+        said = str(exc) if isinstance(exc, InitError) else f"cannot write the draft: {exc.strerror or exc}"
         _finish("init", fmt, Outcome([Diagnostic("init", said, file=str(sample))], payload,
                                      lambda: typer.echo(f"error: {said}", err=True)))
     if out is None and not draft.schema.is_file():
         draft.notes.append(f"its first line points editors at {os.path.relpath(draft.schema)}: create it with "
                            f"`mapc schema -o {os.path.relpath(draft.schema)}`")
-    payload.update(library=draft.library, schema=str(draft.schema), notes=draft.notes, spec=draft.text)
+    steps = next_commands(out, draft.placement)
+    payload.update(library=draft.library, schema=str(draft.schema), notes=draft.notes, spec=draft.text,
+                   fixture=draft.placement.fixture, next=[command for command, _ in steps])
 
     def text() -> None:
         if out is None:
@@ -1075,8 +1077,11 @@ def init(
         for note in draft.notes:
             typer.echo(f"note: {note}", err=True)
         how = f"extends the library spec {draft.library!r}" if draft.library else "drafted from the sample's structure"
-        where = f"wrote {out}" if out else "spec above"
-        typer.echo(f"{where}: {how}; next: mapc build {out or 'spec.yaml'} --target rlviz -o out", err=True)
+        where = f"wrote {out}" if out else "spec above (save it as spec.yaml)"
+        typer.echo(f"{where}: {how}. No expected records are saved until you accept what it maps. Next:", err=True)
+        width = max(len(command) for command, _ in steps)
+        for command, why in steps:
+            typer.echo(f"  {command.ljust(width)}   # {why}", err=True)
 
     _finish("init", fmt, Outcome([], payload, text))
 

@@ -67,18 +67,21 @@ class Draft:
     library: str | None = None  # the library spec it extends, if any
     notes: list[str] = field(default_factory=list)
     schema: Path | None = None  # the schema file its modeline points at (see mapc.editor)
+    placement: object = None  # where its fixture is read from (mapc.init_fixture.Placement)
 
 
 # -- entry ---------------------------------------------------------------------------
 def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | None = None,
-              use_library: bool = True, schema_file: str | Path | None = None, values: bool = True) -> Draft:
+              use_library: bool = True, schema_file: str | Path | None = None, values: bool = True,
+              copy_sample: bool = False) -> Draft:
     """Propose a spec for ``sample``; fixture paths are relative to ``spec_dir``.
 
     Its first line points editors at ``schema_file`` (default: the project's
     ``.mapc/spec.schema.json``, see :func:`mapc.editor.schema_location`).
     ``values`` lets the draft read the values of discriminator fields (``type``,
     ``role``: a few short names) to write one rule per value; without it the
-    rules come from the structure alone.
+    rules come from the structure alone. ``copy_sample``: the spec will be written, so a sample
+    outside ``spec_dir`` is to be copied there (:mod:`mapc.init_fixture`; ``Draft.placement``).
     """
     from mapc.editor import modeline, schema_location
 
@@ -93,37 +96,35 @@ def init_spec(sample: str | Path, *, spec_dir: str | Path = ".", name: str | Non
         raise InitError(str(exc)) from None
     except OSError as exc:
         raise InitError(f"cannot read {sample}: {exc.strerror or exc}") from None
-    fixture = os.path.relpath(sample.resolve(), Path(spec_dir).resolve())
+    from mapc.init_fixture import FixtureError, place
+
+    try:
+        placement = place(sample, Path(spec_dir), copy=copy_sample)
+    except FixtureError as exc:
+        raise InitError(str(exc)) from None
+    fixture = placement.fixture
+    # the draft is checked where its fixture will be: beside a copy of the sample, that is the sample's folder
+    check_dir = sample.resolve().parent if placement.copies else Path(spec_dir)
     name = _adapter_name(name or sample.name)
     schema = Path(schema_file) if schema_file is not None else schema_location(spec_dir)
     hint = modeline(spec_dir, schema)
+    notes = [placement.note] if placement.note else []
     if use_library:
         from mapc.library import match_library
 
         found = match_library(sample)
         if found is not None:
-            draft = Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
-                          notes=[f"the library spec {found[0]!r} recognises this sample"], schema=schema)
-            _note_outside(draft, sample, spec_dir)
-            return draft
-    drafter = _Drafter(sample, prof, name, fixture, Path(spec_dir), hint, values)
+            return Draft(_extends_text(name, found[0], fixture, sample, hint), library=found[0],
+                         notes=[f"the library spec {found[0]!r} recognises this sample"] + notes, schema=schema,
+                         placement=placement)
+    drafter = _Drafter(sample, prof, name, fixture, check_dir, hint, values)
     draft = drafter.draft()
-    draft.schema = schema
-    _note_outside(draft, sample, spec_dir)
+    draft.schema, draft.placement = schema, placement
+    draft.notes += notes
     if prof.invalid_lines:
         draft.notes.append(f"{prof.invalid_lines} line(s) of {sample.name} are not JSON: the adapter skips them "
                            "when mapping, but its probe rejects a file whose first lines are not JSON")
     return draft
-
-
-def _note_outside(draft: Draft, sample: Path, spec_dir: str | Path) -> None:
-    """A fixture outside the spec's folder is read only when the build allows its folder."""
-    from mapc import safeio
-
-    folder = sample.resolve().parent
-    if not safeio.within(folder, Path(spec_dir).resolve()):
-        draft.notes.append(f"the sample is outside the spec's folder: copy it next to the spec, or build "
-                           f"and test with `--allow-read {folder}` (mapc reads a spec's files only inside its folder)")
 
 
 def write_spec(text: str, out: Path, *, force: bool = False) -> None:
@@ -149,27 +150,23 @@ def write_spec(text: str, out: Path, *, force: bool = False) -> None:
         raise
 
 
-def write_first_expected(spec_path: Path) -> list[str]:
-    """Write the draft's first expected records (as `mapc test --update` does), so the next
-    change to the spec or the source is measured against what the draft maps now. An
-    expected file that already exists is kept, even when the spec is overwritten: its records
-    were reviewed (`mapc test --update` replaces them). Returns notes for the user."""
-    from mapc.build import load_checked
-    from mapc.spectest.cases import spec_cases
-    from mapc.spectest.runner import WRITTEN, run_tests
+def next_commands(out: Path | None, placement) -> list[tuple[str, str]]:
+    """The commands after `mapc init`, as the user types them from here: (command, why). The
+    draft's records become the expected ones only when the user accepts them (`--update`)."""
+    import shlex
 
-    spec, _ = load_checked(spec_path)
-    if spec is None:
-        return [f"no expected records written: `mapc check {spec_path}` says why the spec does not load"]
-    kept = [c.expected for c in spec_cases(spec) if c.expected is not None and c.expected.exists()]
-    if kept:
-        return [f"kept {os.path.relpath(p)} (it exists): `mapc test {spec_path}` compares with it" for p in kept]
-    report = run_tests(spec_path, update=True, spec=spec)
-    notes = [f"wrote {os.path.relpath(r.case.expected)}: the records the draft maps from the sample; "
-             f"`mapc test {spec_path}` compares with it after each change" for r in report.results
-             if r.status == WRITTEN]
-    notes += [f"{r.case.name}: {r.message}" for r in report.failed]
-    return notes
+    spec = Path(out) if out is not None else Path("spec.yaml")
+    fixture = os.path.normpath(spec.parent / placement.fixture)
+    # a fixture left outside the spec's folder is read when the command allows its folder
+    # (`mapc run` has no --allow-read: the variable serves every command alike)
+    allow = f"MAPC_ALLOW_READ={shlex.quote(str(placement.allow_read))} " if placement.allow_read else ""
+    return [
+        (allow + shlex.join(["mapc", "run", str(spec), fixture]), "what the draft maps from the sample: review it"),
+        (allow + shlex.join(["mapc", "test", "--update", str(spec)]),
+         "accept those records as the expected ones (`mapc test` compares with them after each change)"),
+        (allow + shlex.join(["mapc", "build", str(spec), "--target", "rlviz", "-o", "out"]),
+         "the RLViz plugin, validated on the sample"),
+    ]
 
 
 # -- text helpers ------------------------------------------------------------------------
@@ -266,6 +263,18 @@ class _Drafter:
         self.hint = hint  # the yaml-language-server modeline
         self.values = values
         self.notes: list[str] = []
+        self.stream = self._stream()
+
+    def _stream(self):
+        """The reading of an event stream (JSON Lines whose lines say what they are), or None."""
+        from mapc.init_stream import StreamDrafter, detect
+
+        if self.prof.container != "jsonl" or not self.values:
+            return None
+        docs = self.docs()
+        key = detect(docs)
+        stream = StreamDrafter(docs, key) if key else None
+        return stream if stream is not None and stream.nested() else None
 
     def docs(self) -> list:
         """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
@@ -346,6 +355,9 @@ class _Drafter:
                      " keep the most specific ones"]
             if chosen:
                 lines.append(f"    require: [{', '.join(q(_segment(k)) if _segment(k) != k else k for k in chosen)}]")
+            else:  # no key common to every record: each record's own kind of key
+                when = self.shapes_when()
+                lines[1] = "    # TODO: no key is common to every record: each has one of these; make it more specific"
             if when:
                 lines.append(f"    when: {q(when)}")
             self.require, self.when = chosen, when
@@ -364,6 +376,23 @@ class _Drafter:
         self.require, self.when = [], f"type(@) == '{root_type}'"
         return ["  probe:", "    # TODO: a weak probe: it accepts any value of this type",
                 f"    when: {q(self.when)}"]
+
+    def shapes_when(self) -> str:
+        """A probe condition for records that share no key: the discriminating field (``type``)
+        where a record has one, else the record's first specific key, one alternative each."""
+        from mapc.init_rules import TYPE_KEYS
+
+        docs = [d for d in self.docs()[:PROBE_LINES] if isinstance(d, dict)]
+        field_ = next((k for k in TYPE_KEYS if sum(isinstance(d.get(k), str) for d in docs) >= 2), None)
+        conds: list[str] = [f"type({_segment(field_)}) == 'string'"] if field_ else []
+        for doc in docs:
+            if field_ and isinstance(doc.get(field_), str):
+                continue
+            keys = [k for k in doc if doc[k] is not None]
+            specific = [k for k in keys if k not in GENERIC_KEYS] or keys
+            if specific and f"type({_segment(specific[0])}) != 'null'" not in conds:
+                conds.append(f"type({_segment(specific[0])}) != 'null'")
+        return " || ".join(conds) or "type(@) == 'object'"
 
     def signals(self, base: str, exclude: str | None) -> list[str]:
         """Numeric/boolean fields under ``base`` (not inside arrays) whose names look like outcomes."""
@@ -386,13 +415,16 @@ class _Drafter:
                 out.append(rel)  # letter grades and labels are string signals
         return out[:MAX_SIGNALS]
 
-    def event_rules(self, paths: list[str] | None, simple: bool = False) -> list[str]:
+    def event_rules(self, paths: list[str] | None, simple: bool = False, line_sigs: list[str] = ()) -> list[str]:
         """Rules for the elements at ``paths``; without an event array, the line or the document
         is the event (``simple``: one log event per record, the draft of last resort)."""
         if simple:
             return ["    kind: log", "    data: \"@\"          # TODO: the whole record as one event"]
         if paths is None and self.prof.container == "jsonl":
-            return RuleDrafter(self.prof, [""], self.docs(), self.values).rules()  # each line is an event
+            drafter = RuleDrafter(self.prof, [""], self.docs(), self.values, self._signal_exprs(line_sigs))
+            rules = drafter.rules()  # each line is an event
+            self.uncarried = [s for s in line_sigs if s.replace('"', "") not in drafter.carried]
+            return rules
         if paths is None:
             rewards = [r for r in self.signals("", None) if re.search(r"reward|score", fieldpath.last(r), re.I)]
             if rewards:
@@ -426,6 +458,8 @@ class _Drafter:
             text, ok, mapping_failed = self._self_check(text)
             first = first or text
             if ok:
+                if events and self.stream is not None:
+                    self.notes.insert(0, "read as an event stream: " + "; ".join(self.stream.found))
                 return Draft(text, None, self.notes)
             if not mapping_failed:
                 break  # the probe cannot accept this sample: simpler records would not help
@@ -443,8 +477,8 @@ class _Drafter:
             self.hint,
             f"# Drafted by `mapc init --from {self.sample.name}` from the sample's structure",
             "# (field paths and types; values only of fields like `type` and `role`, to write",
-            "# a rule per value). Lines marked TODO are guesses: check",
-            "# them against your data, then `mapc build spec.yaml --target rlviz -o out`.",
+            "# a rule per value). Lines marked TODO are guesses: check what it maps (`mapc run`),",
+            "# accept it (`mapc test --update`), then `mapc build ... --target rlviz -o out`.",
             "mapc: 1",
             f"name: {self.name}",
             "version: 0.1.0",
@@ -461,6 +495,9 @@ class _Drafter:
             lines.append(f"  invalid_lines: skip    # TODO: {prof.invalid_lines} line(s) of the sample are not JSON")
         lines += self.probe_lines()
         lines += ["", "records:"]
+        if self.stream is not None and not simple:  # an event stream: its own reading (mapc.init_stream)
+            lines += self.stream.records()
+            return "\n".join(lines + self._tail())
         # loops: the line (jsonl), outer arrays (case, trajectory), the event array
         case_loops: list[str] = []
         traj_loop: str | None = None
@@ -532,8 +569,14 @@ class _Drafter:
             lines += [f"      - {{each: {q(h)}, as: level{i}}}" for i, h in enumerate(event_loops)]
         if events_path:
             lines.append("    parent: previous    # TODO: or the field that names each event's parent")
-        lines += self._with_outcome_rule(self.event_rules(elem_paths, simple), line_sigs)
-        lines += [
+        self.uncarried = line_sigs
+        rules = self.event_rules(elem_paths, simple, line_sigs)
+        lines += self._with_outcome_rule(rules, self.uncarried)
+        return "\n".join(lines + self._tail())
+
+    def _tail(self) -> list[str]:
+        """The end of every draft: evaluators to write, the fixture."""
+        return [
             "",
             "# TODO: evaluators score one mapped trajectory (RELAI, cap-evolve), e.g.",
             "# evaluators:",
@@ -545,21 +588,30 @@ class _Drafter:
             f"  - {q(self.fixture)}    # TODO: replace with a small synthetic sample before sharing",
             "",
         ]
-        return "\n".join(lines)
+
+    def _signal_exprs(self, sigs: list[str]) -> dict[str, str]:
+        """Signal name -> expression for the outcome fields ``sigs``."""
+        return {rel.replace('"', ""): self._field_expr(rel) for rel in sigs}
 
     def _with_outcome_rule(self, rules: list[str], sigs: list[str]) -> list[str]:
-        """``rules`` led by a reward rule for the lines that carry the signal fields ``sigs``."""
+        """``rules`` with a reward rule for the lines that carry the signal fields ``sigs`` and that
+        no rule of a discriminator value takes: just before the last rule when that one matches
+        everything (it would hide nothing but the catch-all), else at the end."""
         if not sigs or rules[:1] != ["    rules:"]:
             return rules
-        exprs = {rel.replace('"', ""): self._field_expr(rel) for rel in sigs}
+        exprs = self._signal_exprs(sigs)
         first = next(iter(exprs.values()))
         body = ", ".join(f"{k if re.match(r'^[A-Za-z_][A-Za-z0-9_]*$', k) else q(k)}: {q(e)}"
                          for k, e in exprs.items())
         when = f"type({first}) != 'null'"
-        rule = [f"      - when: {q(when)}    # TODO: the lines that carry the outcome",
+        rule = [f"      - when: {q(when)}    # TODO: other lines that carry the outcome",
                 "        kind: reward",
                 f"        signals: {{{body}}}"]
-        return rules[:1] + rule + rules[1:]  # after `    rules:` (a jsonl line's rules always have it)
+        starts = [i for i, line in enumerate(rules) if line.startswith("      - ")]
+        last = starts[-1] if starts else len(rules)
+        if starts and rules[last].startswith("      - when:"):
+            last = len(rules)  # the last rule has a condition: the outcome rule hides nothing after it
+        return rules[:last] + rule + rules[last:]
 
     # -- checking the draft on the sample -------------------------------------------------
     def _self_check(self, text: str) -> tuple[str, bool, bool]:
@@ -570,7 +622,7 @@ class _Drafter:
                 return text, True, False
             missing = re.search(r"missing required field (.+?) \((?:not|by)", problem or "")
             if missing:  # a later record lacks a key the prefix always had
-                relaxed = _drop_required(text, missing.group(1))
+                relaxed = _ensure_probe(_drop_required(text, missing.group(1)))
             else:
                 relaxed = _relax_probe(text) if not probe_ok else text
             if relaxed == text:
@@ -617,6 +669,22 @@ def _drop_required(text: str, key: str) -> str:
             continue
         out.append(line)
     return "\n".join(out)
+
+
+def _ensure_probe(text: str) -> str:
+    """A probe left with nothing to check (its last key dropped) is null, which does not load:
+    give it the weakest condition, said as such."""
+    lines = text.split("\n")
+    if "  probe:" not in lines:
+        return text
+    at = lines.index("  probe:") + 1
+    body = at
+    while body < len(lines) and lines[body].startswith("    "):
+        body += 1
+    if any(ln.startswith(("    require:", "    when:")) for ln in lines[at:body]):
+        return text
+    return "\n".join(lines[:body] + ["    when: \"type(@) == 'object'\"    # TODO: a weak probe: no key is "
+                                    "common to every record"] + lines[body:])
 
 
 def _relax_probe(text: str) -> str:

@@ -114,11 +114,14 @@ def lit(value: str) -> str:
 class RuleDrafter:
     """Rules for the elements at ``paths`` (profile paths ending in ``[]``)."""
 
-    def __init__(self, prof: Profile, paths: list[str], docs, use_values: bool = True):
+    def __init__(self, prof: Profile, paths: list[str], docs, use_values: bool = True,
+                 signals: dict[str, str] | None = None):
         self.prof, self.paths = prof, paths
         self.keys = sorted({k for p in paths for k in prof.children(p)})
         self.docs = docs
         self.use_values = use_values
+        self.signals = signals or {}  # name -> expression: outcome fields some elements carry
+        self.carried: set[str] = set()  # the names a value's rule maps
 
     # -- what the profile says about one key of the elements --------------------------------
     def types(self, key: str) -> set[str]:
@@ -282,7 +285,7 @@ class RuleDrafter:
             if kind == "message" and role and role in keys:
                 by_role.append(value)  # messages: their role says generation or message
                 continue
-            body = tuple(self.fields(kind, keys, {field}) + self.common(keys))
+            body = tuple(self.with_signals(self.fields(kind, keys, {field}), keys) + self.common(keys))
             groups.setdefault((kind, body, self.observed(kind, keys)), []).append(value)
         lines = []
         if skipped:
@@ -302,6 +305,16 @@ class RuleDrafter:
             lines += [f"      - when: {q(test)}", "        kind: message"]
             lines += [f"        {line}" for line in self.fields("message", keys, {field}) + self.common(keys)]
         return lines
+
+    def with_signals(self, body: list[str], keys: set[str]) -> list[str]:
+        """``body`` with the outcome fields the elements (with ``keys``) carry as signals: on the
+        rule of their own value, never a guessed rule ahead of the rules it would hide."""
+        carried = {name: expr for name, expr in self.signals.items() if segments(expr)[0] in keys}
+        if not carried or any(line.startswith("signals:") for line in body):
+            return body
+        self.carried |= set(carried)
+        return body + ["signals: {" + ", ".join(f"{n if re.match(r'^[A-Za-z_][A-Za-z0-9_]*$', n) else q(n)}: "
+                                                f"{q(e)}" for n, e in carried.items()) + "}    # TODO: outcome fields"]
 
     def observed(self, kind: str, keys: set[str]) -> str | None:
         """An `observation` the elements carry beside the model's turn (ATIF steps)."""

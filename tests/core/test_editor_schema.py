@@ -111,9 +111,10 @@ def test_init_writes_the_schema_its_spec_points_at(tmp_path):
     other = tmp_path / "specs" / "more" / "other.yaml"
     assert _schema_of(other).resolve() == (tmp_path / PROJECT_SCHEMA).resolve(), "one schema per project"
     jsonschema.validate(yaml.safe_load(other.read_text()), file_schema())
-    # the sample (the spec's fixture) lies outside the spec's folder: init says so, check needs --allow-read
-    assert "--allow-read" in second.stderr
-    assert mapc("check", other, "--allow-read", Path(CORPUS_SAMPLE).parent, cwd=tmp_path).returncode == 0
+    # the sample lay outside the spec's folder: init copied it next to the spec (its fixture), and says so
+    assert "copied the sample to specs/more/" in second.stderr
+    assert (other.parent / Path(CORPUS_SAMPLE).name).read_bytes() == Path(CORPUS_SAMPLE).read_bytes()
+    assert mapc("check", other, cwd=tmp_path).returncode == 0
 
 
 def test_init_without_o_writes_nothing_and_says_how_to_get_the_schema(tmp_path):

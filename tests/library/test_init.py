@@ -140,13 +140,17 @@ def test_init_cli_writes_then_refuses_to_overwrite(tmp_path):
     second = _mapc("init", "--from", str(sample), "-o", str(out))
     assert second.returncode == 2 and "already exists" in second.stderr and "--force" in second.stderr
     assert out.read_text() == "# my edits\n", "an existing spec is never overwritten"
+    copied = tmp_path / sample.name  # the fixture, next to the spec (issue 30: a build that works)
+    assert copied.read_bytes() == sample.read_bytes()
+    assert not list(tmp_path.glob("*.expected.ndjson")), "the draft's records are the user's to accept"
     expected = tmp_path / "airline_run1.truncated.json.expected.ndjson"
-    reviewed = expected.read_bytes()
+    expected.write_text("reviewed\n")  # as `mapc test --update` would have written them
     forced = _mapc("init", "--from", str(sample), "-o", str(out), "--force", "--no-library")
     assert forced.returncode == 0 and "# TODO" in out.read_text()
-    assert expected.read_bytes() == reviewed and "kept" in forced.stderr, "--force overwrites the spec only"
-    # the draft's first expected records (mapc test) sit beside the spec, as the sample is elsewhere
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json.expected.ndjson",
+    assert expected.read_text() == "reviewed\n", "--force overwrites the spec only"
+    assert copied.read_bytes() == sample.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".mapc", "airline_run1.truncated.json",
+                                                          "airline_run1.truncated.json.expected.ndjson",
                                                           "spec.yaml"], "no temporary files left behind"
     assert os.listdir(tmp_path / ".mapc") == ["spec.schema.json"], "the schema the spec's modeline names"
     mask = os.umask(0)
@@ -256,3 +260,57 @@ def test_init_takes_jsonl_lines_that_all_carry_a_reward_for_rollouts(tmp_path):
     draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
     assert "  case:\n    each: \"@\"" in draft.text, draft.text
     assert [value for _, value in _signals(draft.text, tmp_path, sample)] == [1.0, 0.0]
+
+
+def test_init_printing_the_spec_gives_next_commands_that_read_a_sample_left_outside(tmp_path):
+    """Without -o nothing is copied: the commands init prints carry MAPC_ALLOW_READ for the
+    sample's folder (`mapc run` has no --allow-read), and each works as printed once the spec
+    is saved as they say."""
+    import shlex
+
+    (tmp_path / "work").mkdir()
+    rows = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    (tmp_path / "chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    made = _mapc("init", "--from", "../chat.jsonl", "--json", cwd=tmp_path / "work")
+    payload = json.loads(made.stdout)
+    assert made.returncode == 0 and payload["fixture"] == "../chat.jsonl"
+    (tmp_path / "work" / "spec.yaml").write_text(payload["spec"])
+    assert [c.split(" mapc ")[1].split()[0] for c in payload["next"]] == ["run", "test", "build"]
+    for command in payload["next"]:
+        env, _, rest = command.partition(" ")
+        name, _, value = env.partition("=")
+        assert name == "MAPC_ALLOW_READ" and Path(shlex.split(value)[0]) == tmp_path.resolve()
+        ran = subprocess.run([sys.executable, "-m", "mapc.cli", *shlex.split(rest)[1:]], cwd=tmp_path / "work",
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "MAPC_ALLOW_READ": shlex.split(value)[0]})
+        assert ran.returncode == 0, (command, ran.stderr)
+
+
+def test_init_fixture_placement_copies_bounded_and_never_over_another_file(tmp_path, monkeypatch):
+    """mapc.init_fixture: a sample outside the spec's folder is copied next to it with its stem's
+    sidecar folder (regular files only, no symlink); a different file of that name is an error,
+    never overwritten; past the size bound the sample stays where it is, read with allow-read."""
+    from mapc import init_fixture
+    from mapc.init import InitError
+
+    data, specs = tmp_path / "data", tmp_path / "specs"
+    (data / "s1" / "subagents").mkdir(parents=True)
+    specs.mkdir()
+    (data / "s1.jsonl").write_text('{"a": 1}\n')
+    (data / "s1" / "subagents" / "agent-1.jsonl").write_text('{"a": 2}\n')
+    (data / "s1" / "subagents" / "link.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    plan = init_fixture.place(data / "s1.jsonl", specs, copy=True)
+    assert plan.fixture == "s1.jsonl" and plan.allow_read is None
+    assert [dest.relative_to(specs).as_posix() for _, dest in plan.copies] == [
+        "s1.jsonl", "s1/subagents/agent-1.jsonl"]
+    init_fixture.copy_all(plan)
+    assert (specs / "s1" / "subagents" / "agent-1.jsonl").read_text() == '{"a": 2}\n'
+    assert init_fixture.place(data / "s1.jsonl", specs, copy=True).copies  # the same files again: fine
+    (specs / "s1.jsonl").write_text("mine\n")
+    with pytest.raises(InitError, match="exists and is not the sample"):
+        init_spec(data / "s1.jsonl", spec_dir=specs, copy_sample=True)
+    assert (specs / "s1.jsonl").read_text() == "mine\n"
+    monkeypatch.setattr(init_fixture, "MAX_COPY_BYTES", 4)
+    big = init_fixture.place(data / "s1.jsonl", tmp_path / "other", copy=True)
+    assert big.copies == [] and big.fixture == "../data/s1.jsonl" and big.allow_read == data.resolve()
+    assert "too large to copy" in big.note

@@ -148,3 +148,36 @@ def test_type_fields_that_split_the_elements_each_get_their_rules(tmp_path):
     assert "one rule per value of `action` and `observation`" in text
     kinds = [e["kind"] for e in _events(tmp_path / "spec.yaml", sample)]
     assert kinds == ["message", "generation", "observation", "state", "state"]
+
+
+def test_irregular_event_streams_always_give_a_draft_that_maps_them(tmp_path):
+    """Lines whose arrays are sometimes strings or numbers, texts that are not text, objects
+    where the sample had arrays, names with quotes and dots: the stream draft (mapc.init_stream)
+    still loads and maps its sample, without falling back to one event per line (before, some
+    raised AttributeError/TypeError, others failed in `join` and were simplified)."""
+    import random
+
+    types = ["a", "b'q", "c.d", "tool_call", "tool_result", "assistant", "user", "x y"]
+    keys = ["id", "message", "payload", "data", "content", "a.b", "usage", "call_id", "name", "input",
+            "output", "text", "type", "role", "model"]
+
+    def value(rng, depth):
+        r = rng.random()
+        if depth > 2 or r < 0.3:
+            return rng.choice([None, 1, "s" * rng.randint(0, 30), True, 2.5, "m1"])
+        if r < 0.6:
+            return {rng.choice(keys): value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+        return [{"type": rng.choice(types), rng.choice(keys): value(rng, depth + 1)} for _ in range(rng.randint(0, 3))]
+
+    for seed in range(1, 25):
+        rng = random.Random(seed)
+        rows = []
+        for _ in range(rng.randint(2, 30)):
+            row = {"type": rng.choice(types)}
+            row.update({rng.choice(keys): value(rng, 0) for _ in range(rng.randint(0, 6))})
+            row["sessionId"] = "S"
+            rows.append(row)
+        sample = tmp_path / f"s{seed}.jsonl"
+        sample.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        draft = init_spec(sample, spec_dir=tmp_path, use_library=False)
+        assert not [n for n in draft.notes if n.startswith("simplified")], (seed, draft.notes, draft.text)

@@ -132,14 +132,20 @@ def test_build_notes_fixtures_without_expected_records(tmp_path: Path):
     assert "not tested (no expected records yet): results.jsonl" in result.stderr
 
 
-def test_init_writes_the_first_expected_file(tmp_path: Path):
+def test_init_saves_no_expected_records_until_the_user_accepts_them(tmp_path: Path):
+    """Issue 30: a draft's records are a guess; `mapc init` once saved them as the expected ones.
+    Now it says how to accept them, and the commands it prints work as printed."""
     sample = tmp_path / "oslo.jsonl"
     sample.write_bytes((Path(__file__).resolve().parents[2] / "examples/nemo-gym-weather/samples/oslo.jsonl")
                        .read_bytes())
     result = mapc("init", "--from", sample.name, "-o", "spec.yaml", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "oslo.jsonl.expected.ndjson").is_file()
-    assert run_tests(tmp_path / "spec.yaml").ok
+    assert not (tmp_path / "oslo.jsonl.expected.ndjson").exists()
+    assert "mapc test --update spec.yaml" in result.stderr and "No expected records are saved" in result.stderr
+    assert run_tests(tmp_path / "spec.yaml").results[0].status == "missing"
+    accepted = mapc("test", "--update", "spec.yaml", cwd=tmp_path)
+    assert accepted.returncode == 0, accepted.stderr
+    assert (tmp_path / "oslo.jsonl.expected.ndjson").is_file() and run_tests(tmp_path / "spec.yaml").ok
 
 
 def test_schema_knows_tests():
