@@ -43,12 +43,6 @@ class AtifTarget(Target):
                 "no event rule gives role/content/tool_calls, so every ATIF trajectory will have no steps",
                 hint="add semantic fields to the event rules, e.g. role: role, content: content",
                 severity="warning"))
-        for key in ("agent_name", "agent_version"):
-            value = spec.target_option("atif", key, None)
-            if value is not None and not (isinstance(value, str) and value.strip()):
-                diags.append(spec.diag("bad_target_option", ("targets", "atif", key),
-                                       f"targets.atif.{key} must be a nonempty string (ATIF's agent.{key[6:]})",
-                                       hint=f'e.g. {key}: "{spec.name if key == "agent_name" else spec.version}"'))
         return diags
 
     # -- files ------------------------------------------------------------------------
