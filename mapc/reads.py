@@ -169,6 +169,7 @@ class _Walker:
         if loop.merge is not None:
             self.expr(loop.merge.by, base, env)
             self.expr(loop.merge.when, base, env)
+            self.expr(loop.merge.until, base, env)
             for keys, _ in loop.merge.fields if base is not None else ():
                 where = ir.Expr("", loop.merge.path + ("fields", render(keys)), None).where
                 for p in base.paths:

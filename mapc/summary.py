@@ -90,7 +90,9 @@ def _stream_notes(loops) -> str:
     notes = []
     for lp in loops:
         if lp.merge is not None:
-            notes.append(f"elements sharing {lp.merge.by.text} merged")
+            m = lp.merge
+            notes.append(f"elements sharing {m.by.text} merged" if m.by is not None
+                         else f"runs of consecutive elements where {m.when.text} merged")
         if lp.carry:
             notes.append("carrying " + ", ".join(c.name for c in lp.carry))
     return "".join(f", {n}" for n in notes)

@@ -403,10 +403,13 @@ class MappingGenerator:
             key_of = self._merge_key(m, line_loop)
             how = ", ".join(f"{'.'.join(json.dumps(k) if not k.isidentifier() else k for k in keys)} {strategy}"
                             for keys, strategy in m.fields)
-            w.comment(f"{where} (line {m.by.line}): elements that share `{_short(m.by.text, 40)}` are one element"
+            what = (f"elements that share `{_short(m.by.text, 40)}`" if m.by is not None
+                    else f"each run of consecutive elements where `{_short(m.when.text, 40)}`")
+            w.comment(f"{where} (line {(m.by or m.when).line}): {what} are one element"
                       + (f"; {_short(how, 60)}" if how else ""))
             self._call(w, f"merged{depth} = MergedElements", [
-                "st", key_of, "s", literal(where), literal(m.fields)] + ([str(m.open)] if m.open != 1 else []))
+                "st", key_of, "s", literal(where), literal(m.fields)] + ([str(m.open)] if m.open != 1 else [])
+                + (["runs=True"] if m.by is None else []))
             if line_loop:
                 w.line(f"rows = {items}")
                 items = f"merged{depth}.lines(rows)"
@@ -429,27 +432,49 @@ class MappingGenerator:
         name = "key_of_" + identifier(*m.path[:-1])
         w = Writer()
         when = f", when {m.when.text}" if m.when is not None else ""
-        w.comment(f"{_where(m.path)} (line {m.by.line}): by {m.by.text}{when}")
+        until = f", until {_short(m.until.text, 60)}" if m.until is not None else ""
+        by = f"by {m.by.text}" if m.by is not None else "runs"
+        w.comment(f"{_where(m.path)} (line {(m.by or m.when).line}): {by}{when}{until}")
         w.line(f"def {name}(el, s, at):")
         known, aliases = set(self.x.known_dicts), dict(self.x.aliases)
         self.x.known_dicts.clear()
         self.x.aliases.clear()
         with w.indent():
-            w.line('"""The key of element ``el`` (line or index ``at``) that `merge` groups by; None: '
-                   'it stands alone."""')
+            if m.by is not None:
+                w.line('"""The key of element ``el`` (line or index ``at``) that `merge` groups by; None: '
+                       'it stands alone."""')
+            else:
+                w.line('"""True: element ``el`` (line or index ``at``) joins the run; False: it ends the run."""')
             required = self.spec.source.probe.require
             if line_loop and required:
                 w.line(f"require_fields(el, REQUIRED, FORMAT, {self._required_at()}, at)  # source.probe.require")
                 self.x.known_dicts.add("el")
-            if m.when is not None:
-                test = self._test(m.when, "el")
-                w.line(f"if not {test}:" if test.startswith("truthy(") else f"if not ({test}):")
-                with w.indent():
-                    w.line("return None")
-            w.line(f"return {self.x.call(m.by, 'el', 's')}")
+            if m.by is None:  # runs: True joins the run; False ends it (the element stands alone)
+                self._merge_run(w, m)
+            else:
+                if m.when is not None:
+                    test = self._test(m.when, "el")
+                    w.line(f"if not {test}:" if test.startswith("truthy(") else f"if not ({test}):")
+                    with w.indent():
+                        w.line("return None")
+                w.line(f"return {self.x.call(m.by, 'el', 's')}")
         self.x.known_dicts, self.x.aliases = known, aliases
         self.functions += [self.x.take(), w.text()]
         return name
+
+    def _merge_run(self, w: Writer, m: ir.Merge) -> None:
+        """The body of a run's key function: `when` joins, then `until` (or anything else) ends."""
+        test = self._test(m.when, "el")
+        w.line(f"if {test}:")
+        with w.indent():
+            w.line("return True")
+        if m.until is None:
+            w.line("return False")
+            return
+        w.line(f"if {self._test(m.until, 'el')}:")
+        with w.indent():
+            w.line("return False")
+        w.line("return None  # it waits behind the run")
 
     def _stream_element(self, w: Writer, lp: ir.Loop, el: str, depth: int) -> None:
         """In a loop with `merge` or `carry`, for each element: ``$merged``, then the carried
@@ -1393,7 +1418,7 @@ def _loop_values(loops) -> list:
     for lp in loops:
         values.append(lp.each)
         if lp.merge is not None:
-            values += [lp.merge.by, lp.merge.when]
+            values += [e for e in (lp.merge.by, lp.merge.when, lp.merge.until) if e is not None]
         for c in lp.carry:
             values += [c.value, c.when]
     return values

@@ -62,12 +62,14 @@ class MergedElements:
     all of them, placed where the first one was: what comes after its first element is held
     back until it closes. A group closes when a new key finds ``most`` groups open (the oldest
     closes), at the end of the loop, or early when what is held back behind it, or what it
-    holds itself, passes ``MERGE_HELD_LINES`` or ``MERGE_HELD_BYTES``. ``current`` describes
-    the element given last (``info()``: ``$merged``)."""
+    holds itself, passes ``MERGE_HELD_LINES`` or ``MERGE_HELD_BYTES``. With ``runs`` (a merge
+    without `by`), ``key_of`` says True (the element joins the open run, or starts one keyed by
+    its position), False (it ends the run and stands alone) or None (it waits behind the run).
+    ``current`` describes the element given last (``info()``: ``$merged``)."""
 
-    def __init__(self, st, key_of, scope, where, fields, most=1):
+    def __init__(self, st, key_of, scope, where, fields, most=1, runs=False):
         self.st, self.key_of, self.scope, self.where = st, key_of, scope, where
-        self.fields, self.most = fields, most
+        self.fields, self.most, self.runs = fields, most, runs
         self.current = (None, 1, 0, 0)  # key, elements, first and last position
         self.unit = "line"  # what a position is: a line (a row), or an element of an array
         self.recent = {}  # hash of a closed key -> (first, last position, closed early)
@@ -94,9 +96,17 @@ class MergedElements:
         queue = deque()  # what is not given yet, in source order: groups and held elements
         groups = {}  # the open groups, oldest first: normalized key -> MergeGroup
         held = [0, 0]  # lines and bytes in the queue
+        runs, run = self.runs, None  # a merge without `by`: the open run's key (its first position)
         for pos, el, loc in rows:
             text = st.source_text if lines and st.source_text[0] is loc else None
             key = key_of(el, scope, pos)
+            if runs and key is not None:
+                if key is False:  # the run ends here: this element stands alone, after it
+                    if run is not None and merge_key(run) in groups:
+                        self.close(groups, merge_key(run), False)
+                    run = key = None
+                else:  # a run closed early (holding too much) goes on as another element
+                    key = run = pos if run is None else run
             if key is None and not queue:  # nothing open: the element goes straight through
                 self.current = (None, 1, pos, pos)
                 yield pos, el, loc

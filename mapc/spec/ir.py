@@ -62,13 +62,16 @@ MERGE_STRATEGIES = ("first", "last", "max", "min", "sum", "concat", "collect")
 @dataclass(frozen=True)
 class Merge:
     """`merge` on a loop: the elements that share the key ``by`` (among those ``when`` takes)
-    are one element, the first one's object with ``fields`` combined over all of them."""
+    are one element, the first one's object with ``fields`` combined over all of them. Without
+    ``by``, a run of consecutive elements ``when`` takes is one element, ended by an element
+    ``until`` takes (default: by any element ``when`` does not take)."""
 
-    by: Expr
+    by: Expr | None
     when: Expr | None
     fields: tuple[tuple[tuple[str, ...], str], ...]  # (field path keys, strategy)
     open: int  # groups open at once
     path: PathT
+    until: Expr | None = None
 
 
 @dataclass(frozen=True)

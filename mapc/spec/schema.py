@@ -627,8 +627,12 @@ def _stream_defs() -> dict[str, Any]:
         "loop_each": _each({"merge": {"$ref": "#/$defs/merge"}, "carry": {"$ref": "#/$defs/carry"}}),
         "merge": _obj(
             {
-                "by": _expr("The key: elements with the same key are one element; null: the element stands alone."),
+                "by": _expr("The key: elements with the same key are one element; null: the element stands alone. "
+                            "Without it, each run of consecutive elements `when` takes is one element."),
                 "when": _expr("Which elements merge (default: every element whose key is not null)."),
+                "until": _expr("Without `by`: an element `when` does not take and this does ends the run and "
+                               "stands alone; the others wait behind the run (default: every element `when` "
+                               "does not take ends it)."),
                 "fields": {
                     "type": "object",
                     "propertyNames": {"minLength": 1},
@@ -640,7 +644,6 @@ def _stream_defs() -> dict[str, Any]:
                 "open": {"type": "integer", "minimum": 1, "maximum": MAX_MERGE_OPEN,
                          "description": "How many keys may be open at once (default 1)."},
             },
-            required=["by"],
             description="One element from several: the first one's object with `fields` combined over all.",
         ),
         "carry": {

@@ -349,7 +349,7 @@ class Builder:
             return None
         outer = set(variables) - {"index"}
         own = {f"${name}" for name in (as_name, f"{as_name}_index") if as_name} | {"$index"}
-        for key in ("by", "when"):
+        for key in ("by", "when", "until"):
             used = sorted(own & set(re.findall(r"\$\w+", data.get(key) or "")))
             if used:
                 self.error("unknown_variable", path + (key,), f"merge.{key} is read on each element as it comes, "
@@ -357,8 +357,12 @@ class Builder:
                            hint="read the element with `@`: e.g. `message.id`, not `$line.message.id`")
                 variables.add("merged")
                 return None
-        by = self.expr(data["by"], path + ("by",), outer)
+        if not self._merge_mode(data, path):
+            variables.add("merged")
+            return None
+        by = self.expr(data["by"], path + ("by",), outer) if "by" in data else None
         when = self.expr(data["when"], path + ("when",), outer) if "when" in data else None
+        until = self.expr(data["until"], path + ("until",), outer) if "until" in data else None
         fields, seen = [], {}
         for text, strategy in (data.get("fields") or {}).items():
             fpath = path + ("fields", text)
@@ -375,9 +379,29 @@ class Builder:
             seen[text] = keys
             fields.append((keys, strategy))
         variables.add("merged")
-        if by is None:
+        if by is None if "by" in data else when is None:  # an expression that did not compile (reported)
             return None
-        return ir.Merge(by, when, tuple(fields), int(data.get("open", 1)), path)
+        return ir.Merge(by, when, tuple(fields), int(data.get("open", 1)), path, until)
+
+    def _merge_mode(self, data: dict, path: tuple) -> bool:
+        """`merge` groups by a key (`by`) or runs of consecutive elements (`when`, `until`):
+        false, with an error, when it says neither or mixes the two."""
+        if "by" not in data and "when" not in data:
+            self.error("missing_key", path, "merge needs `by` (the key lines share) or `when` (which "
+                       "consecutive lines form one element)", key=bool(path),
+                       hint="e.g. `by: message.id`, or `when: \"type == 'response_item'\"` for runs of lines "
+                       "with no shared id")
+            return False
+        clash = "until" if "by" in data and "until" in data else "open" if "by" not in data and "open" in data else None
+        if clash == "until":
+            self.error("conflicting_keys", path + ("until",), "merge.until ends a run of consecutive elements "
+                       "(a merge without `by`); with `by`, lines merge by their key wherever they are", key=True,
+                       hint="remove `until`, or remove `by` to merge runs of consecutive elements")
+        elif clash == "open":
+            self.error("conflicting_keys", path + ("open",), "merge.open counts the keys open at once: a merge "
+                       "without `by` has one run open at a time", key=True, hint="remove `open`, or give `by`")
+        return clash is None
+        return True
 
     def _merge_field(self, text: str, path: tuple) -> tuple[str, ...] | None:
         """The keys of a `merge.fields` key: a plain field path (`message.usage`,

@@ -41,6 +41,19 @@ ALLOWED = {
         "a real Codex rollout, as published (its cwd)",
     "tests/data/corpus/copilot-cli/session-demo/events.jsonl": "a real Copilot CLI session, as published (its cwd)",
     "tests/data/corpus/aider-chat/aider/chat-history.md": "aider's own chat history, as committed (its author's paths)",
+    "tests/data/corpus/gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json":
+        "a real Gemini CLI session, as published (its author's paths)",
+    # the session-log library specs' fixtures: trimmed copies of the real sessions above
+    "specs/fixtures/codex-rollout/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl":
+        "a trimmed copy of the real Codex rollout (its cwd)",
+    "specs/fixtures/codex-rollout/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    ".expected.ndjson": "its expected records (the cwd, mapped)",
+    "specs/fixtures/copilot-cli/session-demo/events.jsonl": "a copy of the real Copilot CLI session (its cwd)",
+    "specs/fixtures/copilot-cli/session-demo/events.jsonl.expected.ndjson": "its expected records (the cwd, mapped)",
+    "specs/fixtures/gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json":
+        "a copy of the real Gemini CLI session (its author's paths)",
+    "specs/fixtures/gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json.expected.ndjson":
+        "its expected records (the paths, mapped)",
     "tests/data/corpus/cursor-agent-transcript/atif-make/manifest.json":
         "atif-make's manifest, as its converter wrote it (a redacted /Users/[USER]/ path)",
 }

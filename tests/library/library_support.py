@@ -21,6 +21,16 @@ WORKERS = 4
 FORMATS: dict[str, list[str]] = {
     "agentlab-browsergym": ["agentlab-browsergym/click-checkboxes_20.summary_info.json"],
     "agentlab-result-df": ["agentlab-browsergym/result_df_trial_1_of_3.csv"],
+    # agent session logs (issue 27); ground truth in tests/data/corpus/SESSIONS.md
+    "claude-code-stream-json": ["claude-code-stream-json/fe89b91e-5955-48a9-a325-1d1245732392.stream.jsonl"],
+    "claude-code-transcript": ["claude-code-transcript/ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl"],
+    "codex-rollout": [
+        "codex-rollout/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+        "codex-rollout/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl",
+        "codex-rollout/sample_codex_session.jsonl",
+    ],
+    "copilot-cli": ["copilot-cli/session-demo/events.jsonl"],
+    "gemini-cli": ["gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json"],
     "harbor-atif": [
         "harbor-atif/openhands-hello-world.trajectory.json",
         "harbor-atif/terminus2-hello-world-context-summarization.trajectory.json",
@@ -66,21 +76,17 @@ AUXILIARY: dict[str, str] = {
     "letta-evals-results/summary.json": "sibling of results.jsonl (read as $siblings.summary)",
     "nemo-gym-rollouts/blackjack.example_rollouts_aggregate_metrics.json": "aggregate metrics, no trajectories",
     "verifiers-results/math-python--gpt-5-nano.metadata.json": "sibling of results.jsonl (read as $siblings.metadata)",
-    # agent session logs (issue 27): their library specs come with the grouping features;
-    # tests/library/test_session_truth.py pins what they hold (the ones kept in a folder of
-    # their own, copilot-cli/session-demo/ and aider-chat/aider/, are not corpus_files())
-    "claude-code-transcript/ca4291e5-5178-4fdb-972b-f6b4d6c26a65.jsonl": "session log, library spec pending",
-    "claude-code-stream-json/fe89b91e-5955-48a9-a325-1d1245732392.stream.jsonl": "session log, library spec pending",
-    "codex-rollout/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl": "session log, library spec pending",
-    "codex-rollout/sample_codex_session.jsonl": "session log, library spec pending",
-    "codex-rollout/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl": "session log, library spec pending",
 }
 
 PAIRS = [(name, rel) for name, files in FORMATS.items() for rel in files]
 
 
 def corpus_files() -> list[str]:
-    return sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*") if p.is_file() and p.name != "PROVENANCE.md")
+    """The corpus's trace files: each format folder's files, and the files FORMATS lists in a
+    folder of their own (a session kept in its tool's layout: copilot-cli/session-demo/)."""
+    top = {str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*") if p.is_file() and p.name != "PROVENANCE.md"}
+    nested = {rel for rels in FORMATS.values() for rel in rels if rel.count("/") > 1}
+    return sorted(top | nested)
 
 
 def parallel(fn, items, workers: int = WORKERS) -> list:

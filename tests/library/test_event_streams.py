@@ -302,6 +302,33 @@ def test_one_key_on_every_line_is_not_one_element_of_the_whole_file():
     assert merged.st.warnings == 1 and "merge_split: key 's' (elements 0-10000)" in merged.st.messages[0]
 
 
+def _runs(items, fields=((("n",), "collect"),)):
+    """A merge without `by` over ``items``: `j` joins the run, `e` ends it, anything else waits."""
+    key_of = {"j": True, "e": False}
+    merged = RT["MergedElements"](_State(), lambda el, s, at: key_of.get(el["t"]), {}, "records.events.merge",
+                                  tuple(fields), runs=True)
+    return [(pos, el) for pos, el in merged.elements(items)], merged
+
+
+def test_runs_of_consecutive_elements_end_where_until_holds_and_the_rest_waits():
+    items = [{"t": t, "n": n} for n, t in enumerate(["w", "j", "w", "j", "j", "e", "j", "e", "e", "j"])]
+    out, merged = _runs(items)
+    assert [(pos, el["t"], el["n"]) for pos, el in out] == [
+        (0, "w", 0),                 # nothing open: straight through
+        (1, "j", [1, 3, 4]),         # a run, at its first element
+        (2, "w", 2),                 # waited behind it
+        (5, "e", 5),                 # ended it, alone
+        (6, "j", [6]), (7, "e", 7), (8, "e", 8), (9, "j", [9])]
+    assert merged.st.warnings == 0 and merged.info()["key"] == 9  # a run's key: its first position
+
+
+def test_a_run_longer_than_the_bound_goes_on_as_another_element_with_a_warning():
+    bound = RT["MERGE_HELD_LINES"]
+    out, merged = _runs([{"t": "j", "n": n} for n in range(bound + 5)])
+    assert [len(el["n"]) for _, el in out] == [bound + 1, 4]
+    assert merged.st.warnings == 1 and "merge_split: key 0 (elements 0-10000)" in merged.st.messages[0]
+
+
 def test_merge_and_carry_on_any_loop(tmp_path):
     """Beside `each` over an array, on an item of a list of loops, and on CSV rows."""
     (tmp_path / "doc.json").write_text(json.dumps({"turns": [

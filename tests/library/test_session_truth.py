@@ -27,6 +27,7 @@ STREAM = "claude-code-stream-json/fe89b91e-5955-48a9-a325-1d1245732392.stream.js
 CODEX = "codex-rollout/rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 COPILOT = "copilot-cli/session-demo/events.jsonl"
 AIDER = "aider-chat/aider/chat-history.md"
+GEMINI = "gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json"
 
 
 def _ids(rel: str):
@@ -193,6 +194,15 @@ def test_aider_history_counts_replies_by_their_token_lines_and_keeps_cut_short_o
     for cost, session in zip(t["costs"], t["session_costs"]):
         running = float(cost) if cost == session else running + float(cost)
         assert abs(running - float(session)) < 0.005, (cost, session)
+
+
+def test_gemini_responses_carry_their_own_tokens_and_inline_results(truths):
+    t = truths[GEMINI]
+    assert t["model_responses"] == 4 and t["user_prompts"] == 2 and t["models"] == ["gemini-2.5-pro"]
+    assert t["pairs"] == t["tool_calls"] == 4 and t["responses_without_tokens"] == 1
+    # input includes the cached tokens: split as Claude reports them; thoughts are apart from output
+    assert t["tokens"] == {"input": 3354, "output": 319, "cache_read": 18833, "cache_creation": 0}
+    assert t["thought_tokens"] == 161
 
 
 def test_a_changed_file_changes_the_truth(tmp_path, monkeypatch):

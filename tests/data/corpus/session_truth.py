@@ -34,6 +34,7 @@ SESSION_FILES = {
     ],
     "cursor-agent-transcript": ["cursor-agent-transcript/atif-make/transcript.jsonl"],
     "aider-chat": ["aider-chat/aider/chat-history.md"],
+    "gemini-cli": ["gemini-cli/gemini-cli-pomodoro-timer.first-6-messages.json"],
 }
 
 TOKEN_KEYS = ("input", "output", "cache_read", "cache_creation")
@@ -63,6 +64,11 @@ def _pairs(calls: list[str], results: list[str]) -> dict:
         "duplicate_call_ids": sorted({c for c in calls if calls.count(c) > 1}),
         "duplicate_result_ids": sorted({r for r in results if results.count(r) > 1}),
     }
+
+
+def _relative(path: Path) -> str:
+    """A corpus file's path inside the corpus; another file's (a trimmed copy) as given."""
+    return str(path.relative_to(CORPUS)) if path.is_relative_to(CORPUS) else str(path)
 
 
 def _first_seen(values) -> list:
@@ -217,7 +223,7 @@ def _claude_subagents(path: Path, rows: list[dict], call_blocks: dict) -> list[d
         first_prompt = next((r for r in sub_rows if _is_prompt(r)), {})
         truth = claude_transcript_rows(sub_rows)
         found.append({
-            "file": str(sub.relative_to(CORPUS)),
+            "file": _relative(sub),
             "agent_id": agent_id,
             "spawned_by_call": call_id,
             "spawning_tool": call.get("name"),
@@ -248,6 +254,8 @@ def claude_transcript_rows(rows: list[dict]) -> dict:
         "tokens_summed_per_line": naive,
         **_response_shape(responses),
         **_pairs(calls, results),
+        "call_ids": calls,
+        "result_ids": results,
     }
 
 
@@ -448,6 +456,7 @@ def copilot_cli(path: Path) -> dict:
             "calls_reported_by_parent": ((telemetry.get(agent_id) or {}).get("metrics") or {}).get(
                 "numberOfToolCallsMadeByAgent"),
             "lines": len(sub_rows),
+            "user_prompts": sum(r.get("type") == "user.message" for r in sub_rows),
             **_copilot_counts(sub_rows),
         })
     shutdown = next((r.get("data") or {} for r in rows if r.get("type") == "session.shutdown"), None)
@@ -467,6 +476,50 @@ def copilot_cli(path: Path) -> dict:
         "subagents": subagents,
         "shutdown_tokens": _copilot_details((shutdown or {}).get("tokenDetails") or {}) if shutdown else None,
         "shutdown_model_metrics": metrics,
+    }
+
+
+# --------------------------------------------------------------- Gemini CLI --
+
+def _gemini_tokens(tokens: dict | None) -> dict:
+    """Gemini's `input` (promptTokenCount) includes the cached tokens; the truth uses
+    Claude's split. `output` (candidates) excludes `thoughts`, reported apart."""
+    tokens = tokens or {}
+    cached = tokens.get("cached", 0)
+    return {"input": tokens.get("input", 0) - cached, "output": tokens.get("output", 0),
+            "cache_read": cached, "cache_creation": 0}
+
+
+def gemini_cli(path: Path) -> dict:
+    """One JSON document. Each `gemini` message is one model response, with its own
+    `tokens` (once per response, nothing repeats); its `toolCalls` carry their results
+    inline (`result[].functionResponse.id` = the call's id)."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    messages = doc.get("messages") or []
+    replies = [m for m in messages if m.get("type") == "gemini"]
+    calls = [c.get("id") for m in replies for c in (m.get("toolCalls") or [])]
+    results = [(r.get("functionResponse") or {}).get("id") for m in replies for c in (m.get("toolCalls") or [])
+               for r in (c.get("result") or []) if isinstance(r, dict) and "functionResponse" in r]
+    tokens = dict.fromkeys(TOKEN_KEYS, 0)
+    thoughts = 0
+    for m in replies:
+        for key, value in _gemini_tokens(m.get("tokens")).items():
+            tokens[key] += value
+        thoughts += (m.get("tokens") or {}).get("thoughts", 0)
+    return {
+        "format": "gemini-cli",
+        "lines": len(messages),
+        "line_types": _count(m.get("type") for m in messages),
+        "session_ids": _first_seen([doc.get("sessionId")]),
+        "models": _first_seen(m.get("model") for m in replies),
+        "model_responses": len(replies),
+        "responses_without_tokens": sum(not any((m.get("tokens") or {}).values()) for m in replies),
+        "user_prompts": sum(m.get("type") == "user" for m in messages),
+        "tokens": tokens,
+        "thought_tokens": thoughts,
+        **_pairs(calls, results),
+        "call_ids": calls,
+        "result_ids": results,
     }
 
 
@@ -640,6 +693,7 @@ READERS = {
     "copilot-cli": copilot_cli,
     "cursor-agent-transcript": cursor_transcript,
     "aider-chat": aider_chat,
+    "gemini-cli": gemini_cli,
 }
 
 
