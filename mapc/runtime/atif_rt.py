@@ -105,15 +105,27 @@ def atif_trajectory(tid, by_id, sem, agent, notes, seen=None):
     record = entry["record"]
     doc["extra"] = {k: record[k] for k in ("status", "termination", "metadata") if k in record}
     subs = []
-    for step in steps:
-        for result in step.get("observation", {}).get("results", ()):
-            for ref in result.get("subagent_trajectory_ref", ()):
-                sub = ref["trajectory_id"]
-                if sub in by_id and sub not in seen:
-                    subs.append(atif_trajectory(sub, by_id, sem, agent, notes, seen))
+    for sid, sub in by_id.items():  # the subtrajectories it spawned, in stream order
+        if sub["record"].get("parent_id") == tid and sid not in seen and is_subtrajectory(sub["record"]):
+            atif_link_subagent(steps, sid, sub["record"]["metadata"]["spawned_by"])
+            subs.append(atif_trajectory(sid, by_id, sem, agent, notes, seen))
     if subs:
         doc["subagent_trajectories"] = subs
     return doc
+
+
+def atif_link_subagent(steps, sid, spawned_by):
+    """Name subtrajectory ``sid`` in the ``subagent_trajectory_ref`` of the result of the call
+    that spawned it, when that result does not name it yet (a subagent mapped from the same
+    file: only its record says which call spawned it)."""
+    call_id = spawned_by.get("tool_call_id") if isinstance(spawned_by, dict) else None
+    results = [r for step in steps for r in step.get("observation", {}).get("results", ())]
+    if any(ref["trajectory_id"] == sid for r in results for ref in r.get("subagent_trajectory_ref", ())):
+        return
+    for result in results:
+        if call_id is not None and result.get("source_call_id") == call_id:
+            result["subagent_trajectory_ref"] = result.get("subagent_trajectory_ref", []) + [{"trajectory_id": sid}]
+            return
 
 
 def atif_documents(records, sem, agent, notes, pick=None):

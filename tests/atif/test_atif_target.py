@@ -22,7 +22,7 @@ from shared_paths import CORPUS
 from mapc.validators.atif import trajectory_problems
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "library"))
+sys.path.insert(0, str(ROOT / "tests" / "library"))  # library_support, test_session_specs
 from library_support import FORMATS, build_all  # noqa: E402
 SPECS = sorted(ROOT.glob("examples/*/spec.yaml")) + sorted(ROOT.glob("specs/*.yaml"))
 
@@ -244,3 +244,54 @@ def test_each_mutant_is_rejected_by_both(name):
     with pytest.raises(pydantic.ValidationError):
         atif.Trajectory.model_validate(doc)
     assert trajectory_problems(doc), f"mapc's rules accept the {name} mutant"
+
+
+# --- session logs: the converter's trajectory equals the log's own ground truth -------------
+
+import test_session_specs as sessions  # noqa: E402  (tests/library: the truth per trajectory)
+
+
+def _by_id(doc: dict) -> dict:
+    """Trajectory id -> document: the session's and each embedded subagent's, at any depth."""
+    out = {doc["trajectory_id"]: doc}
+    for sub in doc.get("subagent_trajectories") or ():
+        out.update(_by_id(sub))
+    return out
+
+
+@pytest.mark.parametrize("item", sessions.FILES, ids=[sessions._label(i) for i in sessions.FILES])
+def test_session_trajectories_equal_the_ground_truth_computed_from_the_file(built, item):
+    """One agent step per model response, every call once in order on its step, every result an
+    observation of its own call, one user step per prompt, tokens counted once: ATIF's prompt
+    is the session's every input token (uncached, cache reads, cache writes), its cached
+    tokens the cache reads, its completion the output."""
+    fmt, path = item
+    _, out = built[fmt]
+    docs = documents(convert(out, path, "--all"))
+    assert len(docs) == 1, "a session is one trajectory, its subagents embedded"
+    atif.Trajectory.model_validate(docs[0])
+    assert trajectory_problems(docs[0]) == []
+    truths = sessions._truths(fmt, path)
+    main = next(iter(truths))
+    found = _by_id(docs[0])
+    assert list(found) == list(truths), "the session first, then each subagent"
+    for tid, truth in truths.items():
+        doc, steps = found[tid], found[tid]["steps"]
+        agent = [s for s in steps if s["source"] == "agent"]
+        assert len(agent) == truth["model_responses"], (tid, "one agent step per model response")
+        assert sum(s["source"] == "user" for s in steps) == truth["user_prompts"], tid
+        calls = [c["tool_call_id"] for s in steps for c in s.get("tool_calls", ())]
+        assert calls == truth["call_ids"], (tid, "every call, once, in order")
+        results = [r for s in steps for r in (s.get("observation") or {}).get("results", ())]
+        assert len(results) == truth["tool_results"]
+        assert sorted(r["source_call_id"] for r in results) == sorted(truth["result_ids"]), tid
+        tokens = sessions._tokens(fmt, truth, tid, main)
+        final = doc["final_metrics"]
+        assert final.get("total_prompt_tokens", 0) == tokens["input"] + tokens["cache_read"] + tokens["cache_creation"]
+        assert final.get("total_completion_tokens", 0) == tokens["output"], tid
+        assert final.get("total_cached_tokens", 0) == tokens["cache_read"], tid
+        assert final["total_steps"] == len(steps)
+    for tid in list(truths)[1:]:  # a subagent is referenced by the observation of its call
+        refs = [ref["trajectory_id"] for d in found.values() for s in d["steps"]
+                for r in (s.get("observation") or {}).get("results", ()) for ref in r.get("subagent_trajectory_ref", ())]
+        assert tid in refs
