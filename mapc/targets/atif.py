@@ -53,8 +53,8 @@ class AtifTarget(Target):
         shared = self.shared_runtime()
         entry = self.render_template(
             "convert_entry.py.j2",
-            agent_name=str(spec.target_option("atif", "agent_name", spec.name)),
-            agent_version=str(spec.target_option("atif", "agent_version", spec.version)))
+            agent={"name": str(spec.target_option("atif", "agent_name", spec.name)),
+                   "version": str(spec.target_option("atif", "agent_version", spec.version))})
         convert = module_source(program, entry=entry, docstring=_docstring(spec), header="#!/usr/bin/env python3",
                                 with_probe=False, runtime_units=shared.units)
         samples = _samples(spec, convert, shared)

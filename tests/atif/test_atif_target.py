@@ -24,6 +24,7 @@ from mapc.validators.atif import trajectory_problems
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "library"))  # library_support, test_session_specs
 from library_support import FORMATS, build_all  # noqa: E402
+from strict_python import compile_folder_strictly  # noqa: E402
 SPECS = sorted(ROOT.glob("examples/*/spec.yaml")) + sorted(ROOT.glob("specs/*.yaml"))
 
 
@@ -46,13 +47,14 @@ def convert(out: Path, source: Path, *args: str) -> subprocess.CompletedProcess:
 
 def documents(proc: subprocess.CompletedProcess) -> list[dict]:
     assert proc.returncode == 0, proc.stderr.decode()
-    return [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+    return [json.loads(line) for line in proc.stdout.decode("utf-8").split("\n") if line]
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=_label)
 def test_every_spec_builds_a_converter_whose_output_atif_accepts(built, spec):
     result, out = built[_label(spec)]
     assert result.ok, [d.message for d in result.diagnostics]
+    assert "convert.py" in compile_folder_strictly(out)  # as `python -W error`
     index = json.loads((out / "samples.json").read_text())["fixtures"]
     assert index, "every bundled spec has a fixture"
     assert result.validation is not None and result.validation.ok, result.validation.text
@@ -295,3 +297,13 @@ def test_session_trajectories_equal_the_ground_truth_computed_from_the_file(buil
         refs = [ref["trajectory_id"] for d in found.values() for s in d["steps"]
                 for r in (s.get("observation") or {}).get("results", ()) for ref in r.get("subagent_trajectory_ref", ())]
         assert tid in refs
+
+
+def test_the_validator_reads_one_trajectory_a_line_even_with_unicode_line_separators():
+    from mapc.validators.atif import check_output
+
+    doc = copy.deepcopy(VALID)
+    doc["steps"][0]["message"] = "a\u2028b\u0085c"  # JSON keeps them raw; str.splitlines() splits there
+    text = (json.dumps(doc, ensure_ascii=False) + "\n") * 2
+    assert check_output(text.encode("utf-8")) == (2, [])
+    assert check_output(b"") == (0, ["the converter wrote no trajectory"])

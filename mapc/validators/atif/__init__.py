@@ -102,7 +102,9 @@ def trajectory_problems(doc: Any, where: str = "$") -> list[tuple[str, str]]:
 def check_output(stdout: bytes) -> tuple[int, list[str]]:
     """The converter's ``--all`` output (one trajectory a line): (trajectories, problems)."""
     problems: list[str] = []
-    lines = stdout.decode("utf-8", "replace").splitlines()
+    # lines end with "\n" only: a string may hold U+2028, which str.splitlines() would split at
+    lines = stdout.decode("utf-8", "replace").split("\n")
+    lines = lines[:-1] if lines and lines[-1] == "" else lines
     if not lines:
         return 0, ["the converter wrote no trajectory"]
     for n, line in enumerate(lines, 1):
