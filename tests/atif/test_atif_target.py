@@ -307,3 +307,21 @@ def test_the_validator_reads_one_trajectory_a_line_even_with_unicode_line_separa
     text = (json.dumps(doc, ensure_ascii=False) + "\n") * 2
     assert check_output(text.encode("utf-8")) == (2, [])
     assert check_output(b"") == (0, ["the converter wrote no trajectory"])
+
+
+def test_the_agent_comes_from_the_spec_options(tmp_path):
+    """`targets.atif.agent_name` / `agent_version` name ATIF's agent (default: the spec's name
+    and version); the model is the first agent step's."""
+    import shutil
+
+    from mapc.build import build
+
+    example = ROOT / "examples/nemo-gym-blackjack"
+    for name in ("spec.yaml", "blackjack.example_rollouts.jsonl", "blackjack.example_rollouts.jsonl.expected.ndjson",
+                 "spec.task-0-rollout-0.expected.json"):
+        shutil.copy(example / name, tmp_path / name)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(spec.read_text() + '\ntargets:\n  atif: {agent_name: "blackjack-bot", agent_version: "2.0"}\n')
+    assert build(spec, "atif", tmp_path / "out", validate=False).ok
+    doc = documents(convert(tmp_path / "out", tmp_path / "blackjack.example_rollouts.jsonl", "--all"))[0]
+    assert doc["agent"] == {"name": "blackjack-bot", "version": "2.0", "model_name": "Qwen/Qwen3-4B-Instruct-2507"}
