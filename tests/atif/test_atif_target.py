@@ -325,3 +325,21 @@ def test_the_agent_comes_from_the_spec_options(tmp_path):
     assert build(spec, "atif", tmp_path / "out", validate=False).ok
     doc = documents(convert(tmp_path / "out", tmp_path / "blackjack.example_rollouts.jsonl", "--all"))[0]
     assert doc["agent"] == {"name": "blackjack-bot", "version": "2.0", "model_name": "Qwen/Qwen3-4B-Instruct-2507"}
+
+
+def test_an_atif_file_read_with_the_harbor_atif_spec_comes_back_with_the_same_steps(built):
+    """Round trip: Harbor's OpenHands trajectory (ATIF, in the corpus) mapped by the library's
+    harbor-atif spec and written back by its converter has the same steps: sources, tool call
+    ids, the calls each result answers, per-step token and cost metrics, and final metrics."""
+    _, out = built["harbor-atif"]
+    source = CORPUS / "harbor-atif/openhands-hello-world.trajectory.json"
+    original = json.loads(source.read_text(encoding="utf-8"))
+    (doc,) = documents(convert(out, source, "--all"))
+
+    def shape(step: dict) -> tuple:
+        results = (step.get("observation") or {}).get("results", ())
+        return (step["source"], [c["tool_call_id"] for c in step.get("tool_calls", ())],
+                [r.get("source_call_id") for r in results], step.get("metrics") or {})
+
+    assert [shape(s) for s in doc["steps"]] == [shape(s) for s in original["steps"]]
+    assert doc["final_metrics"] == {**original["final_metrics"], "total_steps": len(original["steps"])}
