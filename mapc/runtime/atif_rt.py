@@ -106,8 +106,9 @@ def atif_trajectory(tid, by_id, sem, agent, notes, seen=None):
     doc["extra"] = {k: record[k] for k in ("status", "termination", "metadata") if k in record}
     subs = []
     for sid, sub in by_id.items():  # the subtrajectories it spawned, in stream order
-        if sub["record"].get("parent_id") == tid and sid not in seen and is_subtrajectory(sub["record"]):
-            atif_link_subagent(steps, sid, sub["record"]["metadata"]["spawned_by"])
+        child = sub["record"]
+        if child.get("parent_id") == tid and sid not in seen and is_subtrajectory(child):
+            atif_link_subagent(steps, sid, child["metadata"]["spawned_by"])
             subs.append(atif_trajectory(sid, by_id, sem, agent, notes, seen))
     if subs:
         doc["subagent_trajectories"] = subs
@@ -120,11 +121,13 @@ def atif_link_subagent(steps, sid, spawned_by):
     file: only its record says which call spawned it)."""
     call_id = spawned_by.get("tool_call_id") if isinstance(spawned_by, dict) else None
     results = [r for step in steps for r in step.get("observation", {}).get("results", ())]
-    if any(ref["trajectory_id"] == sid for r in results for ref in r.get("subagent_trajectory_ref", ())):
+    named = [ref["trajectory_id"] for r in results for ref in r.get("subagent_trajectory_ref", ())]
+    if sid in named:
         return
     for result in results:
         if call_id is not None and result.get("source_call_id") == call_id:
-            result["subagent_trajectory_ref"] = result.get("subagent_trajectory_ref", []) + [{"trajectory_id": sid}]
+            refs = result.get("subagent_trajectory_ref", [])
+            result["subagent_trajectory_ref"] = refs + [{"trajectory_id": sid}]
             return
 
 
@@ -181,7 +184,8 @@ def atif_main(argv, map_source, agent, max_bytes, max_line_bytes):
         if not docs:
             raise MappingError("the trace holds no trajectory")
         if len(docs) > 1 and not every:
-            ids = ", ".join(d["trajectory_id"] for d in docs[:3]) + (", ..." if len(docs) > 3 else "")
+            ids = ", ".join(d["trajectory_id"] for d in docs[:3])
+            ids += ", ..." if len(docs) > 3 else ""
             raise MappingError(
                 f"the trace holds {len(docs)} trajectories ({ids}); pick one with "
                 "--trajectory ID, or write them all, one per line, with --all"
