@@ -441,10 +441,9 @@ class MappingGenerator:
         self.x.aliases.clear()
         with w.indent():
             if m.by is not None:
-                w.line('"""The key of element ``el`` (line or index ``at``) that `merge` groups by; None: '
-                       'it stands alone."""')
+                w.line('"""The `merge` key of element ``el`` (line or index ``at``); None: it stands alone."""')
             else:
-                w.line('"""True: element ``el`` (line or index ``at``) joins the run; False: it ends the run."""')
+                w.line('"""True: ``el`` (line or index ``at``) joins the run; False: it ends the run."""')
             required = self.spec.source.probe.require
             if line_loop and required:
                 w.line(f"require_fields(el, REQUIRED, FORMAT, {self._required_at()}, at)  # source.probe.require")

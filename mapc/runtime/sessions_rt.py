@@ -96,7 +96,7 @@ class MergedElements:
         queue = deque()  # what is not given yet, in source order: groups and held elements
         groups = {}  # the open groups, oldest first: normalized key -> MergeGroup
         held = [0, 0]  # lines and bytes in the queue
-        runs, run = self.runs, None  # a merge without `by`: the open run's key (its first position)
+        runs, run = self.runs, None  # without `by`: the open run's key (its first position)
         for pos, el, loc in rows:
             text = st.source_text if lines and st.source_text[0] is loc else None
             key = key_of(el, scope, pos)

@@ -9,6 +9,7 @@ by the glob below with no change here.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,14 @@ def test_every_library_format_is_in_the_corpus():
     assert len(LIBRARY) >= 16 and len(HAND_MADE) >= 3
 
 
+def _siblings(fixture: Path, folder: Path) -> None:
+    """The folders beside a fixture (a session's `<stem>/subagents/`, which its `subtrajectory`
+    maps) come along with each variant, as `mapc build` copies them into testdata/."""
+    for entry in fixture.parent.iterdir():
+        if entry.is_dir():
+            shutil.copytree(entry, folder / entry.name)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[_name(s) for s in SPECS])
 def test_drift_gives_each_variant_its_verdict(spec: Path, tmp_path: Path):
     variants = _variants(spec)
@@ -46,6 +55,7 @@ def test_drift_gives_each_variant_its_verdict(spec: Path, tmp_path: Path):
         sample = tmp_path / variant.name / variants.fixture.name
         sample.parent.mkdir()
         sample.write_text(variant.text, encoding="utf-8")
+        _siblings(variants.fixture, sample.parent)
         report, diags = drift(spec, sample)
         assert report is not None, [d.format() for d in diags]
         if report.verdict != variant.verdict:
