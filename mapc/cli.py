@@ -331,7 +331,7 @@ def format_coverage(cov) -> str:
 @guarded
 def build(
     spec: Optional[Path] = SpecArg,
-    target: Optional[str] = typer.Option(None, "--target", "-t", help="rlviz, relai or cap-evolve (with no SPEC: "
+    target: Optional[str] = typer.Option(None, "--target", "-t", help="rlviz, relai, cap-evolve or atif (with no SPEC: "
                                          "only the configured builds of this target)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output directory (for relai: the project root)."),
     force: bool = typer.Option(False, "--force", help="Overwrite generated files that were edited by hand, "
@@ -642,9 +642,9 @@ def _test_one(spec: Path, update: bool, against: Optional[Path]) -> Outcome:
 @app.command()
 @guarded
 def validate(
-    target: str = typer.Option(..., "--target", "-t", help="rlviz, relai or cap-evolve."),
+    target: str = typer.Option(..., "--target", "-t", help="rlviz, relai, cap-evolve or atif."),
     out: Path = typer.Argument(..., help="The generated directory (for relai: the project root)."),
-    sources: list[Path] = typer.Argument(None, help="Source traces (files or folders) to validate against (rlviz); "
+    sources: list[Path] = typer.Argument(None, help="Source traces (files or folders) to validate against (rlviz, atif); "
                                          "`-` reads one from standard input."),
     task: list[str] = typer.Option(None, "--task", help="relai: validate only these task ids."),
     jobs: int = JobsOpt,

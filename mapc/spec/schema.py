@@ -535,6 +535,10 @@ def build_schema() -> dict[str, Any]:
                         "rlviz": _obj({"raw": {"type": "boolean", "description": "Copy source elements into every event's `raw`."}}),
                         "relai": _obj({"task_tag_prefix": {"type": "string", "description": "Prefix of each task-specific tag."}}),
                         "cap-evolve": _obj({}),
+                        "atif": _obj({
+                            "agent_name": {"type": "string", "minLength": 1, "description": "ATIF's agent.name (default: the spec's name)."},
+                            "agent_version": {"type": "string", "minLength": 1, "description": "ATIF's agent.version (default: the spec's version)."},
+                        }),
                     },
                     description="Per-target options.",
                 ),

@@ -49,7 +49,7 @@ _AGENT_HINT = (
 class RelaiTarget(Target):
     name = "relai"
     description = "RELAI custom adapter: .relai/custom-adaptor/<name>/{catalog.json, run.py, tasks.jsonl}"
-    runtime_modules = ("eval_rt", "agent_rt", "relai_rt")
+    runtime_modules = ("eval_rt", "agent_rt", "atif_steps_rt", "relai_rt")
 
     # -- spec rules -------------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:

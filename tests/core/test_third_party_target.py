@@ -55,7 +55,7 @@ def mapc_cli(site: Path, *args, cwd=None):
 def test_the_package_target_is_listed_with_its_origin(site):
     listed = json.loads(mapc_cli(site, "targets", "--json").stdout)
     names = {t["name"]: t["origin"] for t in listed["targets"]}
-    assert names == {"rlviz": "built-in", "relai": "built-in", "cap-evolve": "built-in",
+    assert names == {"rlviz": "built-in", "relai": "built-in", "cap-evolve": "built-in", "atif": "built-in",
                      "ndjson-cli": "mapc-target-ndjson 0.1.0"}
     assert listed["problems"] == {}
 
@@ -106,7 +106,7 @@ def test_a_broken_or_clashing_package_never_breaks_the_others(tmp_path):
     install(site, project, "mapc_target_broken", {"broken": "mapc_target_broken", "rlviz": "mapc_target_broken"})
     listed = mapc_cli(site, "targets", "--json")
     payload = json.loads(listed.stdout)
-    assert {t["name"] for t in payload["targets"]} == {"rlviz", "relai", "cap-evolve"}
+    assert {t["name"] for t in payload["targets"]} == {"rlviz", "relai", "cap-evolve", "atif"}
     head = "target 'broken' of mapc-target-broken 1.0 (entry point broken = mapc_target_broken) cannot be used: "
     assert payload["problems"]["broken"] == (f"{head}loading it raised ModuleNotFoundError: No module named "
                                              "'no_such_module_here'; fix or uninstall the package")

@@ -68,7 +68,8 @@ def builds(tmp_path_factory) -> dict:
     (project / ODD_FIXTURE).write_text(adv.fixture_text(CORPUS), encoding="utf-8")
     spec = project / ODD_SPEC
     spec.write_text(adv.spec_text(CORPUS, fixture=ODD_FIXTURE), encoding="utf-8")
-    outs = {"rlviz": project / "rlviz 'out' -->", "relai": project, "cap-evolve": project / 'cap "evolve"'}
+    outs = {"rlviz": project / "rlviz 'out' -->", "relai": project, "cap-evolve": project / 'cap "evolve"',
+            "atif": project / "atif <b>out</b> -->"}
     results = {}
     for target, out in outs.items():
         result = build(spec, target, out)
@@ -90,7 +91,7 @@ def _python_files(builds) -> dict[str, Path]:
 def test_generated_python_compiles_and_holds_spec_text_only_as_data(builds):
     files = _python_files(builds)
     assert {"rlviz:adapter.py", "rlviz:test_adapter.py", f"relai:.relai/custom-adaptor/{CORPUS['name']}/run.py",
-            "cap-evolve:adapter.py"} <= set(files)
+            "cap-evolve:adapter.py", "atif:convert.py"} <= set(files)
     seen = set()
     for name, path in files.items():
         source = path.read_text(encoding="utf-8")
@@ -110,7 +111,7 @@ def test_headers_and_readmes_stay_inert(builds):
     assert adapter[0] == "#!/usr/bin/env python3"
     n = 5  # the provenance header's lines (mapc.provenance.header_lines), no more
     assert [line[:2] for line in adapter[1:1 + n]] == ["# "] * n and not adapter[1 + n].startswith("# ")
-    for target in ("rlviz", "cap-evolve"):
+    for target in ("rlviz", "cap-evolve", "atif"):
         readme = (builds["outs"][target] / "README.md").read_text(encoding="utf-8")
         assert readme.startswith("<!--\n") and readme.count("<!--") == 1 and readme.count("-->") == 1, target
         body = readme.split("-->", 1)[1]  # what a Markdown viewer renders

@@ -76,13 +76,13 @@ def test_item3_a_package_that_exits_raises_or_hangs_at_import_stops_no_command(b
     listed = mapc_cli(site, "targets", "--json")
     assert listed.returncode == 0, (listed.returncode, listed.stderr)
     payload = json.loads(listed.stdout)
-    assert sorted(t["name"] for t in payload["targets"]) == ["cap-evolve", "relai", "rlviz"]
+    assert sorted(t["name"] for t in payload["targets"]) == ["atif", "cap-evolve", "relai", "rlviz"]
     assert payload["problems"] == {"broken": HEAD + said}
     text = mapc_cli(site, "targets")
     assert text.returncode == 0 and text.stderr == f"warning: {HEAD}{said}\n"
     asked = mapc_cli(site, "build", SPEC, "--target", "broken", "-o", tmp_path / "out2")
     assert asked.returncode == 2 and asked.stdout == ""
-    assert asked.stderr == f"error: {HEAD}{said}; other targets: cap-evolve, relai, rlviz\n"
+    assert asked.stderr == f"error: {HEAD}{said}; other targets: atif, cap-evolve, relai, rlviz\n"
     assert not (tmp_path / "out2").exists()
 
 
@@ -98,7 +98,7 @@ def test_item3_only_the_target_named_is_imported(tmp_path):
         assert done.returncode in (0, 2) and "Traceback" not in done.stderr, (args, done.stderr)
         assert not marker.exists(), f"mapc {args[0]} imported a package target it does not use"
     unknown = mapc_cli(site, "build", SPEC, "--target", "nope", "-o", tmp_path / "nope")
-    assert unknown.stderr == "error: unknown target 'nope'; known targets: broken, cap-evolve, relai, rlviz\n"
+    assert unknown.stderr == "error: unknown target 'nope'; known targets: atif, broken, cap-evolve, relai, rlviz\n"
     asked = mapc_cli(site, "build", SPEC, "--target", "broken", "-o", tmp_path / "out2")
     assert marker.read_text() == "x", "the target named is imported, once"
     assert asked.stderr.startswith(f"error: {HEAD}broken_target is not a mapc.targets.Target")
@@ -113,7 +113,7 @@ def test_item3_two_packages_declaring_one_target_are_refused_unimported(tmp_path
     assert asked.returncode == 2 and asked.stderr == (
         "error: target 'broken' cannot be used: 2 installed packages provide it (mapc-target-broken 2.5 "
         "(broken = broken_target); other-broken 2.5 (broken = other_target)); uninstall all but one; "
-        "other targets: cap-evolve, relai, rlviz\n")
+        "other targets: atif, cap-evolve, relai, rlviz\n")
     assert not marker.exists()
 
 
