@@ -207,7 +207,7 @@ def _is_pattern(source: Path) -> bool:
 
 def _glob(pattern: Path) -> list[Path]:
     """The files a pattern matches (folders it matches: their files), sorted, each once,
-    never outside the folder before its first wildcard, hidden names left out (D151)."""
+    never outside the folder before its first wildcard, hidden names left out (D113)."""
     from glob import glob
 
     from mapc.build import UsageError

@@ -485,7 +485,7 @@ def run(
     if any(is_stdin(s) for s in sources) and len(sources) > 1:
         raise UsageError("`-` (standard input) is the only source of its run: map files and folders in another")
     for source in sources:
-        if not _is_pattern(source):  # a quoted glob pattern names no path (expand_sources, D151)
+        if not _is_pattern(source):  # a quoted glob pattern names no path (expand_sources, D113)
             _require(source, "source", "any")
     several = len(sources) > 1 or sources[0].is_dir() or _is_pattern(sources[0])
     try:

@@ -1,4 +1,4 @@
-"""The one machine-output contract of every command (docs/cli.md, D140).
+"""The one machine-output contract of every command (docs/cli.md, D98).
 
 A command's result on one input is an :class:`Outcome`: its diagnostics, its payload (the
 keys docs/cli.md lists for that command) and how to say it as text. As JSON it is the

@@ -16,7 +16,7 @@ every later task. Records are the bytes ``mapc run`` prints for the same file. :
 
 Records travel as JSON text, not dicts: Ray Data stores rows as Arrow tables, whose
 schema is unified across rows, so a field one record lacks would come back as null
-(D150).
+(D112).
 """
 
 from __future__ import annotations

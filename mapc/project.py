@@ -7,7 +7,7 @@ folder ``mapc.toml`` (top-level ``[[build]]`` tables) wins over ``pyproject.toml
 the walk stops at the repository root (the folder holding ``.git``). The file is untrusted
 input: every path in it is relative to its folder and must stay inside it, and each mistake
 is a diagnostic with the file, line and key (``tool.mapc.build[2].target``), never a
-traceback (docs/cli.md, D141).
+traceback (docs/cli.md, D99).
 """
 
 from __future__ import annotations

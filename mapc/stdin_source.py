@@ -7,7 +7,7 @@ is then mapped exactly as a file is. The copy is bounded like a file: past ``max
 (the spec's ``source.max_bytes``) it stops with the file's error, and a gzip stream is
 bounded again by what it decompresses to. So ``$source`` of standard input is
 ``{path: "stdin", name: "stdin", stem: "stdin"}`` and so are the records' ``source.path``
-fields; results and messages name it ``-``, as it was given (D142).
+fields; results and messages name it ``-``, as it was given (D100).
 """
 
 from __future__ import annotations

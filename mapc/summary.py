@@ -29,7 +29,7 @@ def describe_spec(spec) -> tuple[dict, dict, dict]:
         "approximate": sorted({x.path for x in reads if not x.exact}),
         "siblings": siblings,
         "memory": stream_plan(spec).describe(),
-        # files the trace names, each mapped as a child trajectory (D120)
+        # files the trace names, each mapped as a child trajectory (D109)
         "subtrajectories": [{"path": s.path.text, "where": _where(s.at), "line": _line(spec, s.at)}
                             for s in spec.subtrajectories],
     }

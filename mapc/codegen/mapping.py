@@ -1306,7 +1306,7 @@ class MappingGenerator:
 
     def _subtrajectory(self, w: Writer, t: ir.EventTemplate, el: str) -> None:
         """``sub = map_subtrajectory(...)``: the file the rule's `subtrajectory` names, mapped as
-        a child trajectory before the event (which then names it in ``metadata``), D120."""
+        a child trajectory before the event (which then names it in ``metadata``), D109."""
         sub = t.subtrajectory
         where = _where(sub.at)
         w.comment(f"{where} (line {sub.path.line}): its file, a child trajectory, first")

@@ -230,8 +230,8 @@ STREAM_PART = "stream"
 #: window or a document of another shape (D97), what only a stream stopped at a host's
 #: output limits runs (D96), what only a probe runs (reading and parsing
 #: a source's prefix), CSV (only CSV sources), `iso8601()` (with `datetime`, 5 M
-#: instructions to import), a loop's `merge` (17 M to compile, D110) and `subtrajectory`
-#: (D120). Other parts call a root through a forwarding function that imports its part; a
+#: instructions to import), a loop's `merge` (17 M to compile, D104) and `subtrajectory`
+#: (D109). Other parts call a root through a forwarding function that imports its part; a
 #: part whose roots need nothing of their own is not made (its units stay where their
 #: module puts them).
 LAZY_PARTS = (

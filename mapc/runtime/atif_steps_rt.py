@@ -98,7 +98,7 @@ def atif_step_kind(info):
 
 def atif_observe(step, call_id, content, subtrajectory=None):
     """Append one observation result to ``step``; ``subtrajectory``: the id of the trajectory
-    the result's event spawned (its ATIF ``subagent_trajectory_ref``, D120)."""
+    the result's event spawned (its ATIF ``subagent_trajectory_ref``, D109)."""
     result = {}
     if call_id is not None:
         result["source_call_id"] = call_id

@@ -32,7 +32,7 @@ def group_trajectories(records):
 
 def is_subtrajectory(rec):
     """Whether a trajectory record is a subtrajectory: a file the trace named, mapped as a child
-    of the trajectory that spawned it (its ``metadata.spawned_by``, D120)."""
+    of the trajectory that spawned it (its ``metadata.spawned_by``, D109)."""
     metadata = rec.get("metadata")
     return bool(rec.get("parent_id")) and isinstance(metadata, dict) and "spawned_by" in metadata
 

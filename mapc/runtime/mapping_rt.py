@@ -825,7 +825,7 @@ class SourceFile:
         return None
 
 
-# --- subtrajectories: files a trace names, mapped as child trajectories (D120) ---------------
+# --- subtrajectories: files a trace names, mapped as child trajectories (D109) ---------------
 
 #: How deep subtrajectories nest (a subagent's own subagents count one more), and how many files
 #: one source maps as subtrajectories in all: a file past either bound is not mapped, with one

@@ -146,7 +146,7 @@ CANONICAL_EVENT_FIELDS = (
 class Subtrajectory:
     """`subtrajectory` on an event rule: the file ``path`` names (relative to the source's
     folder), mapped with this spec's trajectory level and events as a child trajectory of the
-    event's trajectory, linked to the event (D120)."""
+    event's trajectory, linked to the event (D109)."""
 
     path: Expr
     at: PathT  # the `subtrajectory` key's spec path

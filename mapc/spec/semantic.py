@@ -643,7 +643,7 @@ class Builder:
                                 sub)
 
     def subtrajectory(self, data: dict, path: tuple, variables: set) -> ir.Subtrajectory | None:
-        """`subtrajectory: {path: ...}` of an event rule (D120)."""
+        """`subtrajectory: {path: ...}` of an event rule (D109)."""
         e = self.expr(data["path"], path + ("path",), variables)
         return ir.Subtrajectory(e, path) if e is not None else None
 

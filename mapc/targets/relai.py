@@ -153,7 +153,7 @@ class RelaiTarget(Target):
         return _report(Path(out_dir), [], run=False, adapters=[spec.name])
 
     def validate(self, out_dir: Path, sources: list[Path], options: dict[str, Any]) -> ValidationReport:
-        if sources:  # a usage error, as cap-evolve's (D140)
+        if sources:  # a usage error, as cap-evolve's (D98)
             from mapc.build import UsageError
 
             raise UsageError("relai validation takes the project root only (got extra arguments: "

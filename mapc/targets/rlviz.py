@@ -195,7 +195,7 @@ def _record_counts(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, 
 
 
 def _subtrajectory_testdata(spec: ir.Spec, adapter: str, runtime: tuple, data: dict[str, bytes]) -> dict[str, bytes]:
-    """The files a fixture's `subtrajectory` rules map (D120), by their path relative to the
+    """The files a fixture's `subtrajectory` rules map (D109), by their path relative to the
     fixture's folder: copied into testdata/ so that RLViz maps them too. Found by mapping each
     fixture where it is (the runtime's containment: inside its folder, regular files)."""
     if not spec.subtrajectories:

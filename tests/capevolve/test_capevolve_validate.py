@@ -83,7 +83,7 @@ def test_cli_validate_json_and_exit_codes(example_adapter, tmp_path):
     assert missing.returncode == 1
     assert "no adapter.py in" in json.loads(missing.stdout)["problems"][0]
     assert json.loads(missing.stdout)["diagnostics"][0]["code"] == "missing_adapter"
-    nothing = mapc("validate", "--target", "cap-evolve", tmp_path / "nothing", "--json")  # not there: usage (D140)
+    nothing = mapc("validate", "--target", "cap-evolve", tmp_path / "nothing", "--json")  # not there: usage (D98)
     assert nothing.returncode == 2 and json.loads(nothing.stdout)["diagnostics"][0]["code"] == "usage"
     assert b"Traceback" not in missing.stderr + usage.stderr + bad.stderr
 

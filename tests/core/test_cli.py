@@ -108,7 +108,7 @@ def test_garbage_specs_get_diagnostics_not_tracebacks(tmp_path, content):
 
 
 def test_missing_and_directory_specs(tmp_path):
-    """A spec path that is not a file is a usage error (exit 2) from every command (D140)."""
+    """A spec path that is not a file is a usage error (exit 2) from every command (D98)."""
     for path, said in ((tmp_path / "nope.yaml", "spec not found"), (tmp_path, "spec is a folder")):
         for command in (["check"], ["test"], ["explain"], ["build", "-t", "rlviz", "-o", tmp_path / "o"],
                         ["build", "--check", "-t", "rlviz", "-o", tmp_path / "o"], ["run", path]):

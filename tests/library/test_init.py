@@ -178,7 +178,7 @@ def test_init_cli_json(tmp_path):
     ("", "sample is a folder, not a file"),
 ])
 def test_init_cli_explains_bad_samples(sample, message):
-    """A sample path that is not a file is a usage error (D140)."""
+    """A sample path that is not a file is a usage error (D98)."""
     proc = _mapc("init", "--from", str(CORPUS / sample) if sample else str(CORPUS))
     assert proc.returncode == 2 and message in proc.stderr and proc.stderr.startswith("error: ")
     assert "Traceback" not in proc.stderr

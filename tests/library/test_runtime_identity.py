@@ -80,7 +80,7 @@ def test_what_few_sources_need_is_in_parts_loaded_on_first_use():
     code for values longer than a window unless it meets one, D97), nor what stops a stream
     at a host's output limits unless it reaches them (D96), nor
     `iso8601()` (and `datetime`) unless the entry imports it (D79), nor what maps a
-    `subtrajectory` unless the spec has one (D120):
+    `subtrajectory` unless the spec has one (D109):
     each is a part of its own, reached from the parts a stream imports only through
     forwarding functions, and the part a probe alone adds imports only the probe part."""
     r = get_target("rlviz").shared_runtime()
@@ -105,7 +105,7 @@ def test_what_few_sources_need_is_in_parts_loaded_on_first_use():
     assert 'load_part("document").JsonDocumentReader(' in files["stream"]
     assert 'load_part("document_long").skip_long(' in files["document"]  # a value longer than a window
     assert 'load_part("limits").output_limit(' in files["stream"]  # output at a host's limits (D96)
-    assert 'load_part("subtrajectory").claim_subtrajectory(' in files["stream"]  # MapState.level (D120)
+    assert 'load_part("subtrajectory").claim_subtrajectory(' in files["stream"]  # MapState.level (D109)
     assert [line for line in files["sniff"].splitlines() if line.startswith("from .")] == [
         line for line in files["sniff"].splitlines() if line.startswith("from .probe import")]
     for target in ("relai", "cap-evolve"):  # their runners load these parts on first use too

@@ -1,4 +1,4 @@
-"""`subtrajectory` (issue 27 item 5, D120): a file a trace names becomes a child trajectory.
+"""`subtrajectory` (issue 27 item 5, D109): a file a trace names becomes a child trajectory.
 
 The case directories under tests/cases/language (subtrajectory-present, -missing, -nested) are
 checked against their expected records by test_language.py; here each one's purpose is pinned

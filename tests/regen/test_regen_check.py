@@ -145,7 +145,7 @@ def test_cli_diff_prints_what_a_build_would_change(built):
 
 def test_cli_check_exit_codes(tmp_path):
     """A spec with errors is a problem found (1, with its diagnostics); a spec that is not there
-    or an unknown target is a usage error (2), as from every command (D140)."""
+    or an unknown target is a usage error (2), as from every command (D98)."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("mapc: 1\nname: x\n")
     proc = run_mapc("build", bad, "-t", "rlviz", "-o", tmp_path / "out", "--check")

@@ -202,7 +202,7 @@ def test_drift_cli_exit_codes_text_and_json(tmp_path: Path):
 
 def test_drift_cli_bad_input_exit_codes_without_traceback(tmp_path: Path):
     """A sample that is not there is a usage error (2); one that cannot be read, or a spec with
-    errors, is a problem found (1), as from every command (D140)."""
+    errors, is a problem found (1), as from every command (D98)."""
     spec = ROOT / "examples" / "verifiers-math" / "spec.yaml"
     (tmp_path / "bin.jsonl").write_bytes(b"\xff\xfe\x00garbage")
     (tmp_path / "bad.yaml").write_text("mapc: 1\n")

@@ -209,7 +209,7 @@ def test_no_adapter_and_extra_arguments_are_clear_errors(tmp_path):
     assert proc.returncode == 1 and "no RELAI custom adapter" in proc.stderr
     (tmp_path / "trace.json").write_text("{}")
     proc = mapc("validate", "--target", "relai", str(tmp_path), str(tmp_path / "trace.json"))
-    assert proc.returncode == 2 and "takes the project root only" in proc.stderr  # a usage error (D140)
+    assert proc.returncode == 2 and "takes the project root only" in proc.stderr  # a usage error (D98)
     assert "Traceback" not in proc.stderr
 
 

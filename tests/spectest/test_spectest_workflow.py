@@ -52,7 +52,7 @@ def test_cli_exit_codes_and_json(tmp_path: Path):
     assert text.returncode == 1 and "mapc test --update" in text.stderr
     spec.write_text(spec.read_text() + "\nbogus: 1\n")
     bad = mapc("test", spec)
-    assert bad.returncode == 1 and "unknown_key" in bad.stderr  # an invalid spec: a problem found (D140)
+    assert bad.returncode == 1 and "unknown_key" in bad.stderr  # an invalid spec: a problem found (D98)
     both = mapc("test", spec, "--update", "--against", tmp_path)
     assert both.returncode == 2
 
