@@ -330,7 +330,7 @@ def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
         entry="",
         docstring=f"mapc run: in-process mapping program of {spec.name}",
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
-        runtime_units=resolve_target("rlviz").shared_runtime().units,
+        shared=resolve_target("rlviz").shared_runtime(),
         keep=("MAX_BYTES", "MAX_LINE_BYTES"),
     )
 

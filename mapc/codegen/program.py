@@ -196,7 +196,7 @@ def module_source(
     with_evaluation: bool = False,
     with_probe: bool = True,
     prelude: str = "",
-    runtime_units: frozenset[str] | None = None,
+    shared=None,
     keep: tuple[str, ...] = (),
     probe_stop: str = "",
 ) -> str:
@@ -208,8 +208,9 @@ def module_source(
     ``units`` names more to import (``mapc run`` uses it); ``with_probe=False``
     leaves out the probe (hosts that never probe a source); ``prelude`` is
     placed right after the imports (e.g. a host-package import for cap-evolve);
-    ``runtime_units``, the units of the target's runtime module, checks that it
-    has every one the entry imports; ``keep`` names constants to write even if no
+    ``shared``, the target's runtime package (:class:`mapc.runtime.SharedRuntime`), checks
+    that it has every unit the entry imports, and the entry checks at import that the
+    package next to it is that runtime (D132); ``keep`` names constants to write even if no
     code names them (callers that read them from the namespace). ``probe_stop``, the
     host's code that answers a probe and exits, goes right after the probe; the runtime
     names only the code below it uses are imported after it, so a probe compiles only
@@ -224,8 +225,8 @@ def module_source(
     named = _referenced(body) | set(keep)
     constants = "".join(c.text(named) for c in program.constants)
     used = ((named | _referenced(constants)) & all_units) | set(units)
-    if runtime_units is not None and used - runtime_units:
-        raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - runtime_units))}")
+    if shared is not None and used - shared.units:
+        raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - shared.units))}")
     imports = set()
     # stdlib modules the generated code itself names (e.g. `sys` in the entry)
     defined = _defined(body) | used
@@ -246,7 +247,7 @@ def module_source(
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
         "\n".join(import_lines) + "\n",
-        _runtime_import(sorted(used)),
+        _runtime_import(sorted(used), shared.stamp if shared is not None else None),
         prelude.strip() + "\n" if prelude.strip() else "",
         constants,
         agent,
@@ -297,7 +298,7 @@ def _in_named_signals(where: str, named: set) -> bool:
     return parent.endswith(".signals") and parent in named
 
 
-def _runtime_import(names: list[str]) -> str:
+def _runtime_import(names: list[str], stamp: tuple[str, str] | None = None) -> str:
     """The import of the runtime module next to the entry file.
 
     Run as a script, the entry puts its own folder first on ``sys.path`` (Python does
@@ -306,6 +307,8 @@ def _runtime_import(names: list[str]) -> str:
     (``_package_init``, D92); imported (cap-evolve), the host has put the folder there.
     Importing a module writes its bytecode into ``__pycache__/`` beside it unless told not to; RLViz digests every file of a plugin folder (and rejects one
     that changes while it runs), so the import is made with bytecode writing off.
+    With ``stamp`` (the runtime's ``RUNTIME``), the package is checked before any name is
+    taken from it: another build's runtime fails with one line, not a late AttributeError.
     """
     if not names:
         return ""
@@ -314,9 +317,39 @@ def _runtime_import(names: list[str]) -> str:
     w.line('if __name__ == "__main__":')
     w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
     w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")
+    if stamp is not None:
+        w.lines += _runtime_check(stamp).splitlines()
     w.lines += _import_line(names).splitlines()
     w.line("sys.dont_write_bytecode = _write_bytecode")
     return w.text()
+
+
+def _runtime_check(stamp: tuple[str, str]) -> str:
+    """The check that ``mapc_runtime`` is the runtime the entry was built with (D132): a
+    string compare of the ``RUNTIME`` its ``__init__`` carries, nothing hashed at start-up.
+    Run as a script, a mismatch is one line on stderr and exit status 1; imported by a
+    host, an ImportError with that line."""
+    return _RUNTIME_CHECK.replace("TITLE", stamp[0]).replace("DIGEST", stamp[1])
+
+
+#: what ``_runtime_check`` writes (``mapc_runtime`` is :data:`mapc.runtime.RUNTIME_MODULE`)
+_RUNTIME_CHECK = """\
+import mapc_runtime
+
+# it must be the runtime this file was built with (`mapc review` checks its every file, D132)
+RUNTIME = "TITLE", "DIGEST"
+if getattr(mapc_runtime, "RUNTIME", None) != RUNTIME:
+    FOUND = getattr(mapc_runtime, "RUNTIME", ("runtime of another mapc version", "?"))
+    MISMATCH = (
+        f"mapc_runtime/ is the {FOUND[0]} ({FOUND[1][:16]}), not the {RUNTIME[0]} ({RUNTIME[1][:16]})"
+        " this file was built with: rebuild it (the mapc build command is at its top)"
+        " or restore mapc_runtime/ from the build"
+    )
+    sys.dont_write_bytecode = _write_bytecode
+    if __name__ == "__main__":
+        sys.exit(MISMATCH)
+    raise ImportError(MISMATCH)
+"""
 
 
 def _import_line(names: list[str]) -> str:

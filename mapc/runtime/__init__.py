@@ -278,6 +278,13 @@ class SharedRuntime:
     files: tuple[tuple[str, str], ...]
     sha256: str
     units: frozenset[str]
+    #: the SHA-256 of the manifest of every file but ``__init__.py`` (which carries it)
+    parts_sha256: str = ""
+
+    @property
+    def stamp(self) -> tuple[str, str]:
+        """What ``__init__.py`` carries as ``RUNTIME`` and an entry file checks at import (D132)."""
+        return (self.title, self.parts_sha256)
 
     @property
     def title(self) -> str:
@@ -462,14 +469,18 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
             + ("\n".join(relative) + "\n" if relative else "")
             + "\n\n" + "\n\n\n".join(body) + "\n"
         )
-    files[f"{RUNTIME_PACKAGE}/__init__.py"] = _package_init(target, title, chosen, parts)
     digests = []
     for path, text in files.items():
         compile(text, path, "exec")  # the runtime must at least compile
         digests.append((path, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    parts_sha256 = manifest_sha256(digests)
+    init = f"{RUNTIME_PACKAGE}/__init__.py"
+    files[init] = _package_init(target, title, chosen, parts, parts_sha256)
+    compile(files[init], init, "exec")
+    digests.append((init, hashlib.sha256(files[init].encode("utf-8")).hexdigest()))
     ordered = tuple(sorted(files.items(), key=lambda f: f[0].encode()))
     return SharedRuntime(target, mapc.__version__, chosen, ordered, manifest_sha256(digests),
-                         frozenset(names))
+                         frozenset(names), parts_sha256)
 
 
 #: What each computed part holds, in its own docstring and in ``__init__.py``'s.
@@ -500,7 +511,8 @@ _INIT_SUMMARIES = {
 }
 
 
-def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[str, list[str]]) -> str:
+def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[str, list[str]],
+                  parts_sha256: str) -> str:
     """``mapc_runtime/__init__.py``: which part defines each name; a part is imported on the
     first use of one of its names (PEP 562), without writing ``__pycache__/`` here."""
     head = [
@@ -551,7 +563,13 @@ def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[
         '        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
         "    return getattr(load_part(part), name)",
     ]
-    return ("\n".join(head) + "\n\nimport os\nimport sys\n\n\n" + _OFF_THE_PATH + "\n\n" + "\n".join(table)
+    stamp = [
+        "#: this runtime and the SHA-256 of its parts (the manifest of every file but this one), which",
+        "#: the entry file checks at import; `mapc review` checks every file's bytes (D132)",
+        f'RUNTIME = "{title}", "{parts_sha256}"',
+    ]
+    return ("\n".join(head) + "\n\nimport os\nimport sys\n\n" + "\n".join(stamp) + "\n\n\n"
+            + _OFF_THE_PATH + "\n\n" + "\n".join(table)
             + "\n\n\n" + "\n".join(load) + "\n\n\n" + "\n".join(getattr_) + "\n")
 
 

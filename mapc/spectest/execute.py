@@ -115,7 +115,7 @@ class Executor:
             shared = resolve_target("cap-evolve").shared_runtime()  # the runtime that scores
             text = module_source(build_program(self.spec), entry="", with_evaluation=True, with_probe=False,
                                  docstring=f"mapc test: in-process evaluation of {self.spec.name}",
-                                 units=_EVAL_UNITS, runtime_units=shared.units,
+                                 units=_EVAL_UNITS, shared=shared,
                                  keep=("MAX_BYTES", "MAX_LINE_BYTES"))
             self._evaluation = load_module(text, "mapc_test_evaluation", shared.files)
         return self._evaluation

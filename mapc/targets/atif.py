@@ -56,7 +56,7 @@ class AtifTarget(Target):
             agent={"name": str(spec.target_option("atif", "agent_name", spec.name)),
                    "version": str(spec.target_option("atif", "agent_version", spec.version))})
         convert = module_source(program, entry=entry, docstring=_docstring(spec), header="#!/usr/bin/env python3",
-                                with_probe=False, runtime_units=shared.units)
+                                with_probe=False, shared=shared)
         samples = _samples(spec, convert, shared)
         readme = self.render_template("README.md.j2", name=spec.name, version=spec.version,
                                       spec_file=Path(spec.file).name, format=spec.source.format,

@@ -210,7 +210,7 @@ class CapEvolveTarget(Target):
             with_evaluation=True,
             with_probe=False,
             prelude=HOST_IMPORT,
-            runtime_units=shared.units,
+            shared=shared,
         )
         files = {
             "adapter.py": adapter.encode("utf-8"),

@@ -124,7 +124,7 @@ class RelaiTarget(Target):
         shared = self.shared_runtime()
         runner = module_source(program, entry=entry, docstring=_docstring(spec),
                                header="#!/usr/bin/env python3", with_evaluation=True,
-                               with_probe=False, runtime_units=shared.units)
+                               with_probe=False, shared=shared)
         files = {
             f"{folder}/catalog.json": json_text(catalog(spec, entries)),
             f"{folder}/run.py": runner.encode("utf-8"),

@@ -120,7 +120,7 @@ class RlvizTarget(Target):
             probe_stop=render_template("rlviz/adapter_probe.py.j2"),
             docstring=_docstring(spec),
             header="#!/usr/bin/env python3",
-            runtime_units=shared.units,
+            shared=shared,
         )
         data = {name: _read_testdata(path) for name, path in sorted(testdata_files(spec).items())}
         data.update(_subtrajectory_testdata(spec, adapter, shared.files, data))
