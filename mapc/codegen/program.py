@@ -337,13 +337,16 @@ _RUNTIME_CHECK = """\
 import mapc_runtime
 
 # it must be the runtime this file was built with (`mapc review` checks its every file, D132)
-RUNTIME = "TITLE", "DIGEST"
+RUNTIME = (
+    "TITLE",
+    "DIGEST",
+)
 if getattr(mapc_runtime, "RUNTIME", None) != RUNTIME:
     FOUND = getattr(mapc_runtime, "RUNTIME", ("runtime of another mapc version", "?"))
     MISMATCH = (
-        f"mapc_runtime/ is the {FOUND[0]} ({FOUND[1][:16]}), not the {RUNTIME[0]} ({RUNTIME[1][:16]})"
-        " this file was built with: rebuild it (the mapc build command is at its top)"
-        " or restore mapc_runtime/ from the build"
+        f"mapc_runtime/ is the {FOUND[0]} ({FOUND[1][:16]}), not the {RUNTIME[0]}"
+        f" ({RUNTIME[1][:16]}) this file was built with: rebuild it (the mapc build command"
+        " is at its top) or restore mapc_runtime/ from the build"
     )
     sys.dont_write_bytecode = _write_bytecode
     if __name__ == "__main__":

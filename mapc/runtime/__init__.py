@@ -566,7 +566,10 @@ def _package_init(target: str, title: str, chosen: tuple[str, ...], parts: dict[
     stamp = [
         "#: this runtime and the SHA-256 of its parts (the manifest of every file but this one), which",
         "#: the entry file checks at import; `mapc review` checks every file's bytes (D132)",
-        f'RUNTIME = "{title}", "{parts_sha256}"',
+        "RUNTIME = (",
+        f'    "{title}",',
+        f'    "{parts_sha256}",',
+        ")",
     ]
     return ("\n".join(head) + "\n\nimport os\nimport sys\n\n" + "\n".join(stamp) + "\n\n\n"
             + _OFF_THE_PATH + "\n\n" + "\n".join(table)

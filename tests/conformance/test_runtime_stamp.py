@@ -105,7 +105,7 @@ def test_the_stamp_is_the_sha256_of_the_parts_manifest(tmp_path):
                     for p in sorted(package.glob("*.py"), key=lambda p: p.name.encode()) if p.name != "__init__.py")
     shared = resolve_target("rlviz").shared_runtime()
     assert shared.parts_sha256 == hashlib.sha256(lines.encode()).hexdigest()
-    stamp = f'RUNTIME = "{shared.title}", "{shared.parts_sha256}"\n'
+    stamp = f'RUNTIME = (\n    "{shared.title}",\n    "{shared.parts_sha256}",\n)\n'
     assert stamp in (package / "__init__.py").read_text() and stamp in entry.read_text()
 
 
