@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from mapc.diagnostics import WARNING, Diagnostic, format_path
 from mapc.expressions import FUNCTIONS, ExpressionTypeError, ExpressionValueError, compile_part
+from mapc.expressions.errors import apostrophe_hint  # noqa: F401 (moved down for mapc.spec; re-exported)
 from mapc.expressions.paths import plain_path
 from mapc.expressions.variables import rewrite_variables
 from mapc.fieldpath import render
@@ -56,16 +57,6 @@ class _Seen:
     count: int = 0
     first: str = ""
     detail: str = ""
-
-
-def apostrophe_hint(text: str) -> str | None:
-    """The hint for a syntax error caused by a ``'`` inside a raw string (``'it's'``, or
-    ``'it''s'`` as SQL writes it), else None."""
-    if re.search(r"\w''\w|\w'\w", text):
-        return ("a raw string ends at the next ', so write ' inside it as \\' ('it\\'s'); in a YAML "
-                "double-quoted string the backslash is doubled (\"x == 'it\\\\'s'\"), in a single-quoted "
-                "or plain one it is not; a JSON literal takes ' as it is (`\"it's\"`)")
-    return None
 
 
 def check_traps(spec: ir.Spec, observed: list[Observation]) -> list[Diagnostic]:

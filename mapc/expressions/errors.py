@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 #: Every value ``ExpressionError.kind`` can take (the JMESPath error categories).
 ERROR_KINDS = (
     "syntax",
@@ -54,3 +56,13 @@ class ExpressionError(Exception):
         if self.text is not None and "\n" not in self.text:
             out += f"\n  {self.text}\n  {' ' * self.column}^"
         return out
+
+
+def apostrophe_hint(text: str) -> str | None:
+    """The hint for a syntax error caused by a ``'`` inside a raw string (``'it's'``, or
+    ``'it''s'`` as SQL writes it), else None."""
+    if re.search(r"\w''\w|\w'\w", text):
+        return ("a raw string ends at the next ', so write ' inside it as \\' ('it\\'s'); in a YAML "
+                "double-quoted string the backslash is doubled (\"x == 'it\\\\'s'\"), in a single-quoted "
+                "or plain one it is not; a JSON literal takes ' as it is (`\"it's\"`)")
+    return None

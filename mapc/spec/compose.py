@@ -61,7 +61,7 @@ def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | Non
             (f"{guess} " if guess else "")
             + f"`mapc specs` lists the library; to build on a file, give a path such as ./{ref}.yaml"
         )
-    from mapc.spec.semantic import path_problem
+    from mapc.spec.checks.names import path_problem
 
     if path_problem(ref):
         return None, f"the `extends` path {path_problem(ref)}", "give the path of a spec file"

@@ -22,6 +22,7 @@ import yaml
 from mapc.diagnostics import MAX_REPORTED, SHOWN_LINE, Diagnostic, Diagnostics
 from mapc.spec import load_spec, load_spec_text
 from mapc.spec import loader, schema_check, semantic
+from mapc.spec.checks import exprs
 from mapc.spec.loader import MAX_EXPANDED_CHARS, MAX_NODES, load_text
 from security_support import seed_specs
 
@@ -85,7 +86,7 @@ def test_semantic_errors_stop_the_semantic_pass(monkeypatch):
 
 
 def test_compilations_are_bounded_by_the_expression_budget(monkeypatch):
-    compiled = _counting(monkeypatch, semantic, "compile_expression")
+    compiled = _counting(monkeypatch, exprs, "compile_expression")
     fields = "".join(f"      k{i}: \"a{i}.b\"\n" for i in range(5000))
     text = VALID.replace("records:\n", "records:\n  case:\n    each: \"@\"\n    metadata:\n" + fields).replace(
         'events: {each: "@"', 'events: {each: "[@]"')
