@@ -80,6 +80,12 @@ class ProjectionsMixin:
             comp = self._display_comprehension(body_lines, r.src, item, source, test, b, kind)
             if comp is not None:
                 return comp
+        return self._project_loop(b, kind, source, item, test, cond_lines, body_lines, r)
+
+    def _project_loop(self, b: str, kind: str, source: str, item: str, test: Expr | None, cond_lines,
+                      body_lines, r: Expr) -> Expr:
+        """The projection as statements: ``for item in source`` appending each non-null value
+        (after the filter's ``test`` and the ``cond_lines`` it needs), null when ``b`` is no ``kind``."""
         out = self.new("out")
         self.emit(f"if isinstance({b}, {kind}):")
         with self.indented():

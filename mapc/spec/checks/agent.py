@@ -11,6 +11,7 @@ PLACEHOLDERS = ("task_id", "seed", "candidate", "trace", "input_file", "project_
 
 
 def build_agent(ctx: Context, data: dict | None) -> ir.Agent | None:
+    """`agent`: exactly one of `command` and `replay`; placeholders, argv and environment the OS accepts."""
     if data is None:
         return None
     path = ("agent",)
@@ -67,6 +68,7 @@ def _process_text(ctx: Context, text: str, path: tuple, what: str) -> None:
 
 
 def _placeholders(ctx: Context, text: str, path: tuple, allowed) -> None:
+    """An `unknown_placeholder` error at the first `{` of ``text`` when it is no template over ``allowed``."""
     problem = template_problem(text, allowed)
     if problem:
         col = text.find("{")

@@ -53,6 +53,7 @@ def section(ctx: Context, fn, default=None):
 
 
 def _build(ctx: Context, tolerant: bool) -> ir.Spec | None:
+    """Each section in turn (in tolerant mode a section that fails is skipped), then the IR."""
     ctx.tolerant = tolerant
     data = ctx.spec.data
     finite(ctx, data, ())
@@ -122,6 +123,7 @@ def _digested(ctx: Context, data: dict) -> dict:
 
 
 def _digest(data: Any, extra_files: list[Path]) -> str:
+    """SHA-256 of the spec data and of the files it reads: what a build's freshness depends on."""
     h = hashlib.sha256()
     h.update(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode())
     hashed: dict[Path, bytes] = {}  # a file named twice is read once

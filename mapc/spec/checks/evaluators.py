@@ -12,6 +12,7 @@ from mapc.spec.checks.names import _CONTROL_RE
 
 
 def build_feedback(ctx: Context, data: Any, path: tuple, variables) -> tuple[ir.FeedbackRule, ...]:
+    """An evaluator's `feedback`: one template, or rules of `when` and `text`."""
     if data is None:
         return ()
     rules = [(None, data, path)] if isinstance(data, str) else [
@@ -28,6 +29,7 @@ def build_feedback(ctx: Context, data: Any, path: tuple, variables) -> tuple[ir.
 
 
 def build_evaluators(ctx: Context, data: list) -> tuple[ir.Evaluator, ...]:
+    """`evaluators`: unique ids, finite ranges, at most one primary (the first, when none is)."""
     out = []
     seen: dict[str, int] = {}
     variables = {"task", "tables"}

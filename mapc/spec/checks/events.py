@@ -16,6 +16,7 @@ from mapc.spec.checks.values import build_value
 
 def build_event_template(ctx: Context, data: dict, path: tuple, variables: set, *, kind: str,
                          when_key: bool) -> ir.EventTemplate:
+    """One event an event rule emits: its `when`, semantic and canonical fields, signals, artifacts."""
     when = compile_expr(ctx, data["when"], path + ("when",), variables) if (when_key and "when" in data) else None
     sem = []
     for key in ir.SEMANTIC_FIELDS:
@@ -63,6 +64,7 @@ def check_subtrajectories(ctx: Context, levels, events: ir.Events) -> None:
 
 
 def event_parent(ctx: Context, data: dict, path: tuple, variables: set):
+    """`parent` of an event: `previous`, or a value giving the parent's id."""
     if "parent" not in data:
         return None
     if data["parent"] == "previous":
@@ -91,6 +93,7 @@ def _event_defaults(ctx: Context, rule: ir.Rule, default_id: ir.Value | None, ti
 
 
 def build_rule(ctx: Context, data: dict, path: tuple, variables: set) -> ir.Rule | None:
+    """One event rule: `skip`, `emit: [...]`, or the single-event shorthand with `kind`."""
     when = compile_expr(ctx, data["when"], path + ("when",), variables) if "when" in data else None
     for key in ("before", "after", "remove"):
         if key in data:
@@ -122,6 +125,7 @@ def build_rule(ctx: Context, data: dict, path: tuple, variables: set) -> ir.Rule
 
 
 def build_events(ctx: Context, records: dict, variables: set) -> ir.Events:
+    """`records.events`: its scope and rules, warning of rules a catch-all before them hides."""
     path = ("records", "events")
     data = records.get("events")
     if data is None:
@@ -173,6 +177,7 @@ def build_events(ctx: Context, records: dict, variables: set) -> ir.Events:
 
 
 def _unreachable_hint(ctx: Context, catch_all: dict, rpath: tuple, cpath: tuple) -> str:
+    """How to make a rule after a catch-all reachable (`before:` when the catch-all is inherited)."""
     hint = "move the catch-all rule last, or give it a `when`"
     if ctx.spec.mark(rpath).file != ctx.spec.mark(cpath).file and isinstance(catch_all.get("name"), str):
         hint += f"; to add a rule to inherited ones, write `before: {catch_all['name']}` in it"

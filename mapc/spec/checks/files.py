@@ -41,6 +41,7 @@ def input_file(ctx: Context, rel: str, path: tuple, what: str) -> Path | None:
 
 
 def build_fixtures(ctx: Context, data: list | None) -> tuple[ir.Fixture, ...]:
+    """`fixtures`: each one a file inside the spec's folder."""
     out = []
     for i, f in enumerate((data or [])[:MAX_FIXTURES]):  # the schema reports any beyond
         spec = {"path": f} if isinstance(f, str) else f

@@ -13,6 +13,7 @@ from mapc.spec.schema_check import suggest
 
 
 def build_level(ctx: Context, name: str, records: dict, variables: set) -> ir.Level:
+    """One record level (run, case, group, trajectory): scope, id, the fields its records have."""
     path = ("records", name)
     data = records.get(name) or {}
     scope = build_scope(ctx, data, path, variables)
@@ -43,6 +44,7 @@ def build_level(ctx: Context, name: str, records: dict, variables: set) -> ir.Le
 
 
 def _check_status_literal(ctx: Context, text: str, path: tuple) -> None:
+    """A literal `status` must be one the canonical schema knows."""
     m = re.fullmatch(r"'([^']*)'", text.strip())
     if m and m.group(1) not in ("running", "completed", "failed", "cancelled"):
         ctx.error("invalid_value", path, f"status {m.group(1)!r} is not one of running, completed, failed, cancelled",

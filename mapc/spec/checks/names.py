@@ -49,6 +49,7 @@ def path_problem(path: str) -> str | None:
 
 
 def tag_problem(tag: str) -> str | None:
+    """Why a tag breaks RELAI's rules, or None when it is fine."""
     if not _TAG_RE.match(tag or ""):
         return "tags use ASCII letters, digits, `.`, `_` and `-` only"
     if tag in (".", ".."):

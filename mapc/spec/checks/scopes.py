@@ -14,6 +14,7 @@ from mapc.spec.checks.values import bind, build_value
 
 
 def build_loops(ctx: Context, data: Any, path: tuple, variables: set) -> tuple[ir.Loop, ...]:
+    """A level's `each`: one expression or a list of loops, each binding its `as` names."""
     if data is None:
         return ()
     items = [{"each": data}] if isinstance(data, str) else data
@@ -35,6 +36,7 @@ def build_loops(ctx: Context, data: Any, path: tuple, variables: set) -> tuple[i
 
 
 def build_scope(ctx: Context, data: dict, path: tuple, variables: set) -> ir.Scope:
+    """A level's loops, `where`, `let` and `ordinal_by`; adds what they bind to ``variables``."""
     loops = build_loops(ctx, data.get("each"), path + ("each",), variables)
     loops = level_stream(ctx, data, path, loops, variables, "merge")
     if data.get("as") and isinstance(data.get("each"), str):

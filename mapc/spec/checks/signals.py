@@ -13,6 +13,7 @@ from mapc.spec.checks.values import bind, build_value
 
 
 def build_signals(ctx: Context, data: Any, path: tuple, variables: set) -> tuple[ir.SignalSpec, ...]:
+    """`signals`: a mapping `name: value` (or `name: {value: ...}`), or a list with `name`."""
     if data is None:
         return ()
     out = []
@@ -32,6 +33,7 @@ def build_signals(ctx: Context, data: Any, path: tuple, variables: set) -> tuple
 
 def _build_signal(ctx: Context, spec: dict, path: tuple, variables: set, literal_name: str | None = None,
                   value_path: tuple | None = None):
+    """One signal, its loops and `when` in a scope of its own; None when a part did not compile."""
     local = set(variables)
     loops = build_loops(ctx, spec.get("each"), path + ("each",), local)
     if spec.get("as"):
@@ -120,6 +122,7 @@ def owning_event(ctx: Context, spec: dict, path: tuple, variables: set):
 
 
 def build_artifacts(ctx: Context, data: Any, path: tuple, variables: set) -> tuple[ir.ArtifactSpec, ...]:
+    """`artifacts`: each with exactly one of `text`, `json` or `path`."""
     out = []
     for i, spec in enumerate(data or []):
         apath = path + (i,)

@@ -11,6 +11,7 @@ from mapc.spec.checks.values import iter_exprs
 
 
 def build_source(ctx: Context, data: dict) -> ir.Source:
+    """`source`: the probe (field paths and `when`), csv-only keys, sibling file names."""
     path = ("source",)
     probe = data.get("probe") or {}
     require, require_text = [], []
@@ -70,6 +71,7 @@ def build_source(ctx: Context, data: dict) -> ir.Source:
 
 
 def _check_no_line_fields(ctx: Context, levels, name: str, container: str = "jsonl") -> None:
+    """Level ``name`` is above the lines: none of its values may read a field of the line."""
     for lv in levels:
         if lv.name != name:
             continue
@@ -86,6 +88,7 @@ def _check_no_line_fields(ctx: Context, levels, name: str, container: str = "jso
 
 
 def _no_line_field(ctx: Context, e: ir.Expr, name: str, container: str, attached: bool) -> None:
+    """A `jsonl_above_lines` error when ``e`` reads a field of the (absent) current line."""
     relative = [p for p in e.compiled.field_paths if not p.startswith("$")]
     if not relative:
         return

@@ -40,6 +40,7 @@ def build_tests(ctx: Context, data: list | None, tasks: ir.Tasks | None, agent: 
 
 def _build_test_case(ctx: Context, t: dict, path: tuple, task_ids: set, agent: ir.Agent | None,
                      evaluators) -> ir.SpecTest | None:
+    """One test: a `source` to map, or a `task` whose recorded trace (given or replayed) is scored."""
     expect = t.get("expect")
     if "source" in t:
         if "trace" in t:

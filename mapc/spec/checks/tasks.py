@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from mapc import safeio
@@ -22,6 +23,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def build_tasks(ctx: Context, data: Any) -> ir.Tasks | None:
+    """`tasks`: inline `items` or `from` a file; ids unique, suite tags RELAI accepts."""
     if data is None:
         return None
     path = ("tasks",)
@@ -60,6 +62,7 @@ def build_tasks(ctx: Context, data: Any) -> ir.Tasks | None:
 
 
 def _build_task(ctx: Context, t: dict, path: tuple, literal: bool, file_mark=None) -> ir.Task | None:
+    """One task, its id and tags checked; errors at the file row (``file_mark``) for a tasks file."""
     tid = t.get("id")
     if isinstance(tid, int) and not isinstance(tid, bool):
         tid = str(tid)
@@ -101,6 +104,7 @@ def _build_task(ctx: Context, t: dict, path: tuple, literal: bool, file_mark=Non
 
 
 def _tasks_from_file(ctx: Context, data: dict, path: tuple) -> list[ir.Task]:
+    """The rows of a tasks file (JSON array or .jsonl), each mapped by the task expressions."""
     rel = data["from"]
     f = input_file(ctx, rel, path + ("from",), "tasks file")
     if f is None:
@@ -112,32 +116,10 @@ def _tasks_from_file(ctx: Context, data: dict, path: tuple) -> list[ir.Task]:
         if e is None:
             return []
         exprs[key] = e
-    try:
-        if f.stat().st_size > MAX_TASKS_BYTES:
-            ctx.error("file_too_large", path + ("from",), f"{rel} is larger than {MAX_TASKS_BYTES} bytes",
-                      hint="a tasks file lists tasks; keep their data in files the tasks name")
-            return []
-        text = safeio.read_contained(f, [f.parent], MAX_TASKS_BYTES).decode("utf-8")
-    except (OSError, UnicodeDecodeError, safeio.UnsafePath) as exc:
-        ctx.error("unreadable", path + ("from",), f"cannot read {rel}: {exc}")
+    read = _read_rows(ctx, f, rel, path)
+    if read is None:
         return []
-    rows: list[tuple[int | None, Any]] = []
-    try:
-        if f.suffix == ".jsonl":
-            for n, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    rows.append((n, json.loads(line)))
-        else:
-            doc = json.loads(text)
-            if not isinstance(doc, list):
-                ctx.error("wrong_type", path + ("from",), f"{rel} must hold a JSON array of tasks (or use .jsonl)")
-                return []
-            rows = [(None, x) for x in doc]
-    except json.JSONDecodeError as exc:
-        ctx.diags.append(Diagnostic(code="invalid_json", message=f"{rel}: {exc.msg}", file=str(f),
-                                    line=exc.lineno if f.suffix != ".jsonl" else n, column=exc.colno,
-                                    path="tasks.from"))
-        return []
+    text, rows = read
     out = []
     scope = {"tables": dict(ctx.tables)}  # once: copying the tables per row was rows x tables
     escapes = _ESCAPED_SURROGATE.search(text) is not None
@@ -159,3 +141,34 @@ def _tasks_from_file(ctx: Context, data: dict, path: tuple) -> list[ir.Task]:
         fm = {"file": str(f), "line": line, "path": f"tasks.from[{idx}]"}
         out.append(_build_task(ctx, t, path, literal=False, file_mark=fm))
     return out
+
+
+def _read_rows(ctx: Context, f: Path, rel: str, path: tuple) -> tuple[str, list[tuple[int | None, Any]]] | None:
+    """A tasks file's text and rows (with their line numbers for .jsonl), or None (reported)."""
+    try:
+        if f.stat().st_size > MAX_TASKS_BYTES:
+            ctx.error("file_too_large", path + ("from",), f"{rel} is larger than {MAX_TASKS_BYTES} bytes",
+                      hint="a tasks file lists tasks; keep their data in files the tasks name")
+            return None
+        text = safeio.read_contained(f, [f.parent], MAX_TASKS_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError, safeio.UnsafePath) as exc:
+        ctx.error("unreadable", path + ("from",), f"cannot read {rel}: {exc}")
+        return None
+    rows: list[tuple[int | None, Any]] = []
+    try:
+        if f.suffix == ".jsonl":
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    rows.append((n, json.loads(line)))
+        else:
+            doc = json.loads(text)
+            if not isinstance(doc, list):
+                ctx.error("wrong_type", path + ("from",), f"{rel} must hold a JSON array of tasks (or use .jsonl)")
+                return None
+            rows = [(None, x) for x in doc]
+    except json.JSONDecodeError as exc:
+        ctx.diags.append(Diagnostic(code="invalid_json", message=f"{rel}: {exc.msg}", file=str(f),
+                                    line=exc.lineno if f.suffix != ".jsonl" else n, column=exc.colno,
+                                    path="tasks.from"))
+        return None
+    return text, rows

@@ -22,6 +22,7 @@ _FINITE_HINT = "use a finite number or null (YAML reads .nan and .inf as NaN and
 
 
 def build_value(ctx: Context, data: Any, path: tuple, variables) -> ir.Value | None:
+    """A value template: a string is an expression, a mapping an object, a list an array."""
     if isinstance(data, str):
         return compile_expr(ctx, data, path, variables)
     if isinstance(data, dict):
@@ -75,6 +76,7 @@ def finite(ctx: Context, data: Any, path: tuple) -> None:
 
 
 def bind(ctx: Context, name: str, path: tuple, variables: set) -> None:
+    """Bind the `as`/`let` name ``name`` in ``variables``: not built in, and bound once per spec."""
     if name in RESERVED:
         ctx.error("reserved_name", path, f"${name} is a built-in variable and cannot be rebound",
                   hint=f"pick another name, e.g. {name}_item")
