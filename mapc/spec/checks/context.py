@@ -1,6 +1,6 @@
 """The state one pass over a spec shares: the explicit context every check function takes.
 
-:mod:`mapc.spec.semantic` was one ``Builder`` class whose 48 methods shared its
+:mod:`mapc.spec.semantic` was one ``Builder`` class whose 57 methods shared its
 attributes; the checks are now functions over this object, so what a check reads
 and writes is named in one place: the spec (data and positions), where relative
 paths resolve, the diagnostics found so far, and the few spec-wide tables (names
