@@ -124,28 +124,24 @@ class ProjectionsMixin:
         exactly the same truth for every element, in one expression."""
         if condition is None:
             return None, []
-        self._paths = True  # `function.name` as one `_jp_path` call: a test in one expression
-        try:
-            if proven or without is not None:
-                self._dicts.add(item)
-                self._nonnull.add(item)
-                try:
-                    with self._block(), self.capture(keep=True) as lines:
-                        test = self.truth(self.compile(condition, item))
-                finally:
-                    self._dicts.discard(item)
-                    self._nonnull.discard(item)
-                if not lines and (proven or not without):
-                    return Expr(f"isinstance({item}, dict) and {test.paren(AND)}", AND,
-                                pure=test.pure, boolean=True, nonnull=True), []
-                if not lines:
-                    return Expr(f"not isinstance({item}, dict) or {test.paren(OR)}", OR,
-                                pure=test.pure, boolean=True, nonnull=True), []
-            with self.capture(keep=True) as lines:
-                test = self.truth(self.compile(condition, item))
-            return test, lines
-        finally:
-            self._paths = False
+        if proven or without is not None:
+            self._dicts.add(item)
+            self._nonnull.add(item)
+            try:
+                with self._block(), self.capture(keep=True) as lines:
+                    test = self.truth(self.compile(condition, item))
+            finally:
+                self._dicts.discard(item)
+                self._nonnull.discard(item)
+            if not lines and (proven or not without):
+                return Expr(f"isinstance({item}, dict) and {test.paren(AND)}", AND,
+                            pure=test.pure, boolean=True, nonnull=True), []
+            if not lines:
+                return Expr(f"not isinstance({item}, dict) or {test.paren(OR)}", OR,
+                            pure=test.pure, boolean=True, nonnull=True), []
+        with self.capture(keep=True) as lines:
+            test = self.truth(self.compile(condition, item))
+        return test, lines
 
     def _display_comprehension(self, lines, var: str, item: str, source: str,
                                test: Expr | None, b: str, kind: str) -> Expr | None:

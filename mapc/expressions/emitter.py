@@ -30,7 +30,6 @@ class Emitter:
         self._prelude: list[tuple[int, str]] = []
         self._nonnull: set[str] = set()  # names known not to be None where code goes now
         self._dicts: set[str] = set()  # names known to hold an object where code goes now
-        self._paths = False  # field chains as `_jp_path` calls (in a filter's test)
         self._root_fields: dict[str, int] = {}  # field of `data` -> times read (paths.root_fields)
         #: common subexpressions: the source of a pure value -> the variable that holds it,
         #: for the values computed on every path to where code goes now
