@@ -20,24 +20,24 @@ class Events:
         """``level_events``: the rules as an if/elif chain, each rule on a frame of its own."""
         ev = self.spec.events
         w = Writer()
-        w.line("def level_events(st, emit, cur, scope, traj, loc, srcloc):")
+        w.line("def level_events(state, emit, element, scope, trajectory, location, srcloc):")
         w.level += 1
         self.x.known_dicts.clear()
         self.x.aliases.clear()
         if above.known_object:
-            self.x.known_dicts.add("cur")  # the level above proved it an object
+            self.x.known_dicts.add("element")  # the level above proved it an object
         what = f"one event per element of `{_short(ev.scope.loops[0].each.text)}`" if ev.scope.loops else "one event"
         w.docstring(f"records.events: {docstring_text(what)}, mapped by the first matching rule.")
         templates = [t for rule in ev.rules for t in rule.emits]
-        tid = 'traj["id"]'
+        tid = 'trajectory["id"]'
         if not all(self._fusable(t) for t in templates):
-            w.line('tid = traj["id"]')
+            w.line('tid = trajectory["id"]')
             tid = "tid"
         options = "".join((", remember=True" if self.remembers_events else "",
                            ", previous=True" if ev.parent == "previous" else
                            ", last=True" if self.tracks_last else ""))
         w.comment("this trajectory's events: the sequence number and last event so far")
-        w.line(f"events = TrajectoryEvents(st, {tid}, srcloc{options})")
+        w.line(f"events = TrajectoryEvents(state, {tid}, srcloc{options})")
         w.line("s = dict(scope)")
         body_level = w.level
         frame = self._open_loops(w, ev.scope, "events", above.but(tid=tid))
@@ -82,7 +82,7 @@ class Events:
             self.x.known_dicts.intersection_update(known)
             first = False
             if rule.when is None:
-                break
+                break  # the rules after it are an error (unreachable_rule)
         if not frame.looped and first:
             w.line("pass")
         w.level = body_level
@@ -121,8 +121,8 @@ class Events:
 
     def _raw(self, t: ir.EventTemplate) -> bool:
         """Whether a rule's event carries its source element (`raw`: the rule's, the events',
-        or the RLViz target's option)."""
-        return t.raw if t.raw is not None else self.spec.events.raw or bool(self.spec.target_option("rlviz", "raw", False))
+        or the target's option, ``raw_events``)."""
+        return t.raw if t.raw is not None else self.spec.events.raw or self.raw_events
 
     def _checked(self, t: ir.EventTemplate) -> list[str]:
         """The fields of a rule that ``events.put_full`` checks (at ``<rule>.<name>``)."""
@@ -246,7 +246,7 @@ class Events:
                 best = trial.lines
         w.lines += best
         if t.semantic and self.semantics:  # a view of its own (put's is the kind alone)
-            self._call(w, "semantic_view", [f"st, {var}, {literal(t.kind)}"] + [f"{k}={k}" for k, _ in t.semantic])
+            self._call(w, "semantic_view", [f"state, {var}, {literal(t.kind)}"] + [f"{k}={k}" for k, _ in t.semantic])
         if later:
             self._children(w, later, (), frame, rec="ev", event=True, where=where + ".signals", eid=var)
 
@@ -269,7 +269,7 @@ class Events:
         if t.id is None:
             return default_id
         id_where = _where(t.id.path)
-        w.line(f"eid = native_event_id(st, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
+        w.line(f"eid = native_event_id(state, {self.x.value(t.id, el, 's')}, {default_id}, {literal(id_where)})")
         return "eid"
 
     def _event_record(self, w: Writer, t: ir.EventTemplate, frame: Frame, default_id: str) -> None:
@@ -289,7 +289,7 @@ class Events:
         if parent == "previous":
             parent_src = "events.prev"
         elif parent is not None and not (isinstance(parent, ir.Literal) and parent.value is None):
-            w.line(f"parent = event_parent(st, tid, {self.x.value(parent, el, 's')}, {literal(_where(parent.path))})")
+            w.line(f"parent = event_parent(state, tid, {self.x.value(parent, el, 's')}, {literal(_where(parent.path))})")
             parent_src = "parent"
         w.line(f"ev = event_record(tid, events.seq, {idsrc}, {literal(t.kind)}, {timestamp}, {parent_src})")
         w.line("events.seq += 1")
@@ -297,10 +297,10 @@ class Events:
         sem = dict(t.semantic)
         for key in ("branch_id",):
             if key in can:
-                self._put(w, "ev", key, f"coerce_id(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
+                self._put(w, "ev", key, f"coerce_id(state, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
         for key in ("alignment_key", "state_hash"):
             if key in can:
-                self._put(w, "ev", key, f"coerce_nonempty_text(st, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
+                self._put(w, "ev", key, f"coerce_nonempty_text(state, {self.x.value(can[key], el, 's')}, {literal(where + '.' + key)})")
         values = [(key, self._field_value(sem[key], frame)) for key, _ in t.semantic]
         layout = self._layout(t.kind, sem)
         made = {k: self.x.value(can[k], el, "s") for k in ("input", "output", "data") if k in can}
@@ -308,7 +308,7 @@ class Events:
         if "context" in can:
             self._put(w, "ev", "context", self._object(can["context"], self.x.value(can["context"], el, "s"), literal(where + ".context")))
         raw = self._raw(t)
-        args = "st, ev, srcloc"
+        args = "state, ev, srcloc"
         if raw or "metadata" in can or t.subtrajectory is not None:
             w.line('ev["source"] = srcloc')
             if raw:
@@ -317,16 +317,16 @@ class Events:
                 self._put(w, "ev", "metadata", self._object(can["metadata"], self.x.value(can["metadata"], el, "s"), literal(where + ".metadata")))
             if t.subtrajectory is not None:
                 self._subtrajectory(w, t, el)
-            args = "st, ev, None"
+            args = "state, ev, None"
         if self.remembers_events:
             args += ", True"
         elif args.endswith("None"):
-            args = "st, ev"
+            args = "state, ev"
         var = "events.prev"
         w.line(f"{var} = emit_event({args})")
         if (t.semantic or t.subtrajectory) and self.semantics:  # a view of its own (emit_event's: the kind)
             fields = "".join(f", {k}={k}" for k, _ in t.semantic) + (", subtrajectory=sub" if t.subtrajectory else "")
-            w.line(f"semantic_view(st, {var}, {literal(t.kind)}{fields})")
+            w.line(f"semantic_view(state, {var}, {literal(t.kind)}{fields})")
         if t.signals or t.artifacts:
             if "event" in self.used_vars:
                 w.line('s["event"] = ev')
@@ -344,6 +344,6 @@ class Events:
         if "tool_call_id" in sem:  # a variable with semantic views; else (maybe in line) again
             call_id = "tool_call_id" if self.semantics else self.x.value(sem["tool_call_id"], el, "s")
         path = self.x.value(sub.path, el, "s")
-        self._call(w, "sub = map_subtrajectory" if self.semantics else "map_subtrajectory", ["st", "emit", "map_child_source", path, "ev", "traj", call_id,
+        self._call(w, "sub = map_subtrajectory" if self.semantics else "map_subtrajectory", ["state", "emit", "map_child_source", path, "ev", "trajectory", call_id,
                                                    "scope", literal(where)])
 

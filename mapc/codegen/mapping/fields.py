@@ -87,14 +87,14 @@ class Fields:
     @staticmethod
     def _object(v: ir.Value, src: str, where: str) -> str:
         """An object field: ``coerce_object``, unless an object template made it (always one)."""
-        return src if isinstance(v, ir.ObjectTemplate) else f"coerce_object(st, {src}, {where})"
+        return src if isinstance(v, ir.ObjectTemplate) else f"coerce_object(state, {src}, {where})"
 
     @staticmethod
     def _time(v: ir.Value, src: str, where: str) -> str:
         """A date-time field: ``coerce_time``, unless ``iso8601()`` made it (always RFC 3339 or null)."""
         if isinstance(v, ir.Expr) and v.compiled.outer_function == "iso8601":
             return src
-        return f"coerce_time(st, {src}, {where})"
+        return f"coerce_time(state, {src}, {where})"
 
     @staticmethod
     def _put(w: Writer, rec: str, key: str, src: str) -> None:

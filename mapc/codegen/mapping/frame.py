@@ -20,8 +20,8 @@ class Frame:
     """Where the code being written stands (one level function, or one rule of the events)."""
 
     #: the variable that holds the element being mapped, and the one with its location
-    el: str = "cur"
-    loc: str = "loc"
+    el: str = "element"
+    loc: str = "location"
     #: loops open in this function: 0 means `return` leaves it, else `continue`
     depth: int = 0
     #: the level above proved the element an object (its required-field test)

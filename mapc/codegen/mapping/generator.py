@@ -28,12 +28,15 @@ class MappingGenerator(Levels, Loops, Events, Signals, Fields):
     travels in a :class:`Frame` from call to call.
     """
 
-    def __init__(self, spec: ir.Spec, exprs: ExprTable, semantics: bool = True):
+    def __init__(self, spec: ir.Spec, exprs: ExprTable, semantics: bool = True, raw_events: bool = False):
         self.spec = spec
         self.x = exprs
         #: write what only a semantic view reads (each event's view, a trajectory's
-        #: final_output): hosts that build conversations from events (RELAI, cap-evolve)
+        #: final_output): hosts that build conversations from events
         self.semantics = semantics
+        #: every event carries its source element in `raw` (a target's option, which the
+        #: target passes in: :meth:`mapc.targets.Target.raw_events`)
+        self.raw_events = raw_events
         self.jsonl = spec.source.streams_lines  # jsonl or csv: one value per line / row
         self.uses_previous = self._any_parent(lambda p: p == "previous")
         self.uses_native_parent = self._any_parent(lambda p: p is not None and p != "previous")

@@ -32,10 +32,10 @@ class Loops:
             level = "records." + ("events" if name == "events" else name) + ".each"
             if self.spec.source.container == "csv":
                 w.comment(f"each row of the csv source, an object keyed by the header ({level})")
-                rows = "csv_rows(st.src, st, CSV_COLUMNS, CSV_DELIMITER, INVALID_LINES)"
+                rows = "csv_rows(state.src, state, CSV_COLUMNS, CSV_DELIMITER, INVALID_LINES)"
             else:
                 w.comment(f"each line of the jsonl source ({level})")
-                rows = "st.src.lines(st, INVALID_LINES)"
+                rows = "state.src.lines(state, INVALID_LINES)"
             rows, carrying = self._stream_loop(w, lines, rows, 0, carrying, line_loop=True)
             w.line(f"for line, el0, srcloc in {rows}:")
             w.level += 1
@@ -68,10 +68,10 @@ class Loops:
             if "root" in self.used_vars:
                 w.line('s["root"] = el0')
             if self.uses_source_var:
-                w.line('s["source"] = {**st.src.info, **srcloc}')
+                w.line('s["source"] = {**state.src.info, **srcloc}')
             self._stream_element(w, lines, "el0", 0)
             if self.spec.subtrajectories:  # a subtrajectory's lines: `sub1/L3` (map_subtrajectory)
-                w.line('loc0 = f"{loc}/L{line}" if loc else f"L{line}"')
+                w.line('loc0 = f"{location}/L{line}" if location else f"L{line}"')
             else:
                 w.line('loc0 = f"L{line}"')
             el, loc = "el0", "loc0"
@@ -81,7 +81,7 @@ class Loops:
             where = _where(lp.path)
             self.loops.setdefault(f"level_{name}", []).append((i, json_path_step(lp.each, where)))
             w.comment(f"{where} (line {lp.each.line}): each {lp.each.text}")
-            elements = f"iterate(st, {self.x.call(lp.each, el, 's')}, {literal(where)})"
+            elements = f"iterate(state, {self.x.call(lp.each, el, 's')}, {literal(where)})"
             if self.stream is not None and self.stream.level == name and k == 0:
                 w.comment("one element at a time from the file (map_source); a small document: parsed whole")
                 streamed = f"streamed_elements({el}, {literal(self.stream.key)}, {self.stream.mode})"
@@ -125,7 +125,7 @@ class Loops:
             w.comment(f"{where} (line {(m.by or m.when).line}): {what} are one element"
                       + (f"; {_short(how, 60)}" if how else ""))
             self._call(w, f"merged{depth} = MergedElements", [
-                "st", key_of, "s", literal(where), literal(m.fields)] + ([str(m.open)] if m.open != 1 else [])
+                "state", key_of, "s", literal(where), literal(m.fields)] + ([str(m.open)] if m.open != 1 else [])
                 + (["runs=True"] if m.by is None else []))
             if line_loop:
                 w.line(f"rows = {items}")
@@ -221,7 +221,7 @@ class Loops:
         if name == "events" and self._tested_field(self.spec.events.rules) is not None:
             reads += 1
         if reads >= 2:
-            alias = "obj" + el[2:] if el.startswith("el") else "obj"
+            alias = "obj" + el[2:] if el[2:].isdigit() else "obj"  # el0: obj0
             w.line(f"{alias} = {el} if isinstance({el}, dict) else {{}}")
             self.x.aliases[el] = alias
 
@@ -235,5 +235,5 @@ class Loops:
         for let_name, val in scope.lets:
             w.line(f"s[{literal(let_name)}] = {self.x.value(val, el, 's')}")
         if scope.ordinal_by is not None:
-            w.line(f's["ordinal"] = st.ordinal({literal(name)}, {self.x.call(scope.ordinal_by, el, "s")})')
+            w.line(f's["ordinal"] = state.ordinal({literal(name)}, {self.x.call(scope.ordinal_by, el, "s")})')
 

@@ -91,7 +91,7 @@ class Signals:
                 w.line(entry)
         w.line("):")
         with w.indent():
-            w.line(f"{helper}(st, {rec}, sig_name, v, {literal(where)}, unit)")
+            w.line(f"{helper}(state, {rec}, sig_name, v, {literal(where)}, unit)")
 
     def _signal_call(self, w: Writer, sig: ir.SignalSpec, *, rec: str, el: str, direct: bool) -> None:
         """A signal of the usual shape: one call of the runtime's ``put_signal`` (``event_signal``
@@ -101,14 +101,14 @@ class Signals:
         if text is not None:
             name = literal(text)
         else:
-            name = f"coerce_nonempty_text(st, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})"
+            name = f"coerce_nonempty_text(state, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})"
         unit = _constant_text(sig.unit)
         extra = f", {literal(unit)}" if unit is not None else ""
         helper = "event_signal" if direct else "put_signal"
         value = self.x.value(sig.value, el, "s")
         if text is not None and sig.path[-1] == text:
             where = _where(sig.path[:-1])  # the signals mapping: the runtime adds the name
-        head, tail = f"{helper}(st, {rec}, {name}, ", f", {literal(where)}{extra})"
+        head, tail = f"{helper}(state, {rec}, {name}, ", f", {literal(where)}{extra})"
         if len(head + value + tail) + 4 * w.level > 99 and text is not None:
             w.line(f"v = {value}")  # a long value on a line of its own keeps the call on one line
             value = "v"
@@ -141,11 +141,11 @@ class Signals:
             return False  # is known to be emitted: only code that cannot raise (_signal's)
         places = [where + ".value"]
         if text is None and _RAISES.search(value):  # its warning before the value's failure
-            trial.line(f"n = coerce_nonempty_text(st, {name}, {literal(where + '.name')})")
+            trial.line(f"n = coerce_nonempty_text(state, {name}, {literal(where + '.name')})")
             name = "n"
         elif text is None:
             places.append(where + ".name")
-        args = ["st", rec, name, value, literal(where)]
+        args = ["state", rec, name, value, literal(where)]
         if sig.unit is not None:
             args.append(unit)
             if _constant_text(sig.unit) is None:
@@ -177,7 +177,7 @@ class Signals:
         opened = 0
         for k, lp in enumerate(loops):
             e = f"c{k}"
-            w.line(f"for {e} in iterate(st, {self.x.call(lp.each, el, 's')}, {literal(_where(lp.path))}):")
+            w.line(f"for {e} in iterate(state, {self.x.call(lp.each, el, 's')}, {literal(_where(lp.path))}):")
             w.level += 1
             self.x.aliases.pop(e, None)  # (another loop's element had the name)
             if lp.as_name:
@@ -212,14 +212,14 @@ class Signals:
         if isinstance(sig.name, ir.Literal) and isinstance(sig.name.value, str) and sig.name.value:
             name = literal(sig.name.value)
         else:
-            w.line(f"n = coerce_nonempty_text(st, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})")
+            w.line(f"n = coerce_nonempty_text(state, {self.x.value(sig.name, el, 's')}, {literal(where + '.name')})")
             name = "n"
-        w.line(f"v = coerce_scalar(st, {self.x.value(sig.value, el, 's')}, {literal(where + '.value')})")
+        w.line(f"v = coerce_scalar(state, {self.x.value(sig.value, el, 's')}, {literal(where + '.value')})")
         cond = "v is not None" + (" and n is not None" if name == "n" else "")
         w.line(f"if {cond}:")
         with w.indent():
             ev = f', "event_id": {event}' if event else ""
-            sid = f"{owner} + {literal(':' + sig.name.value)}" if direct else f"st.child_id({owner}, {name})"
+            sid = f"{owner} + {literal(':' + sig.name.value)}" if direct else f"state.child_id({owner}, {name})"
             if sig.event_id is not None:  # a trajectory's signal that names its event
                 self._owning_event(w, sig.event_id, el, tid, where)
                 w.line(f'sig = {{"record_type": "signal", "id": {sid}, "trajectory_id": {tid}}}')
@@ -237,7 +237,7 @@ class Signals:
             if unit is not None:
                 w.line(f'sig["unit"] = {literal(unit)}')
             elif sig.unit is not None:
-                self._put(w, "sig", "unit", f"coerce_nonempty_text(st, {self.x.value(sig.unit, el, 's')}, {literal(where + '.unit')})")
+                self._put(w, "sig", "unit", f"coerce_nonempty_text(state, {self.x.value(sig.unit, el, 's')}, {literal(where + '.unit')})")
             if sig.metadata is not None:
                 self._put(w, "sig", "metadata", self._object(sig.metadata, self.x.value(sig.metadata, el, 's'), literal(where + '.metadata')))
             w.line("emit(sig)")
@@ -262,23 +262,23 @@ class Signals:
         if text is not None:
             name = literal(text)
         else:
-            w.line(f"n = coerce_nonempty_text(st, {self.x.value(sig.name, sel, 's')}, {literal(where + '.name')})")
+            w.line(f"n = coerce_nonempty_text(state, {self.x.value(sig.name, sel, 's')}, {literal(where + '.name')})")
             name = "n"
         value = self.x.value(sig.value, sel, "s")
         value_at = literal(_where(sig.value.path) if sig.value.path != sig.path else where)
         unit = _constant_text(sig.unit)
         if sig.total:
             extra = [literal(unit)] if unit is not None else []
-            self._call(w, "count_total", ["st", tid, name, value, value_at, str(cumulative)] + extra)
+            self._call(w, "count_total", ["state", tid, name, value, value_at, str(cumulative)] + extra)
         else:
-            self._call(w, "v = counted_value", ["st", tid, name, value, value_at, str(cumulative)])
+            self._call(w, "v = counted_value", ["state", tid, name, value, value_at, str(cumulative)])
             w.line("if v is not None:" if text is not None else "if v is not None and n is not None:")
             with w.indent():
                 if direct and sig.metadata is None and (sig.unit is None or unit is not None):
                     extra = f", {literal(unit)}" if unit is not None else ""
-                    w.line(f"event_signal(st, {tid}, {eid}, {name}, v, {literal(where)}{extra})")
+                    w.line(f"event_signal(state, {tid}, {eid}, {name}, v, {literal(where)}{extra})")
                 else:
-                    args = ["st", rec, name, "v", literal(where)]
+                    args = ["state", rec, name, "v", literal(where)]
                     if sig.unit is not None:
                         args.append(literal(unit) if unit is not None else self.x.value(sig.unit, sel, "s"))
                     if sig.metadata is not None:
@@ -292,9 +292,9 @@ class Signals:
         """``e``: the event a trajectory's signal or artifact names (`event_id`), or None (the
         runtime's ``owning_event`` checks it)."""
         if event_id == "last":
-            w.line(f"e = st.last.get({tid})  # event_id: last")
+            w.line(f"e = state.last.get({tid})  # event_id: last")
             return
-        w.line(f"e = owning_event(st, {tid}, {self.x.value(event_id, el, 's')}, "
+        w.line(f"e = owning_event(state, {tid}, {self.x.value(event_id, el, 's')}, "
                f"{literal(where + '.event_id')})")
 
     def _artifact(self, w: Writer, art: ir.ArtifactSpec, *, owner, event, el, tid) -> None:
@@ -309,23 +309,23 @@ class Signals:
         content_key = next(k for k in ("text", "json", "path") if k in f)
         coerce = {"text": "coerce_nonempty_text", "path": "coerce_artifact_path"}.get(content_key)
         src = self.x.value(f[content_key], el, "s")
-        w.line(f"body = {coerce}(st, {src}, {literal(where + '.' + content_key)})" if coerce else f"body = {src}")
-        w.line(f"mt = coerce_nonempty_text(st, {self.x.value(f['media_type'], el, 's')}, {literal(where + '.media_type')})")
+        w.line(f"body = {coerce}(state, {src}, {literal(where + '.' + content_key)})" if coerce else f"body = {src}")
+        w.line(f"mt = coerce_nonempty_text(state, {self.x.value(f['media_type'], el, 's')}, {literal(where + '.media_type')})")
         w.line("if body is not None and mt is not None:")
         with w.indent():
             ev = f', "event_id": {event}' if event else ""
-            w.line(f'art = {{"record_type": "artifact", "id": st.child_id({owner}, "artifact"), "trajectory_id": {tid}{ev}}}')
+            w.line(f'art = {{"record_type": "artifact", "id": state.child_id({owner}, "artifact"), "trajectory_id": {tid}{ev}}}')
             if art.event_id is not None:  # a trajectory's artifact that names its event
                 self._owning_event(w, art.event_id, el, tid, where)
                 w.line("if e is not None:")
                 with w.indent():
                     w.line('art["event_id"] = e')
             if "name" in f:
-                self._put(w, "art", "name", f"coerce_text(st, {self.x.value(f['name'], el, 's')}, {literal(where + '.name')})")
+                self._put(w, "art", "name", f"coerce_text(state, {self.x.value(f['name'], el, 's')}, {literal(where + '.name')})")
             w.line('art["media_type"] = mt')
             w.line(f"art[{literal(content_key)}] = body")
             if "sha256" in f:
-                self._put(w, "art", "sha256", f"coerce_sha256(st, {self.x.value(f['sha256'], el, 's')}, {literal(where + '.sha256')})")
+                self._put(w, "art", "sha256", f"coerce_sha256(state, {self.x.value(f['sha256'], el, 's')}, {literal(where + '.sha256')})")
             if "metadata" in f:
                 self._put(w, "art", "metadata", self._object(f["metadata"], self.x.value(f["metadata"], el, "s"), literal(where + ".metadata")))
             w.line("emit(art)")
