@@ -71,7 +71,7 @@ def load_checked(spec_path: str | Path, target: Target | None = None) -> tuple[i
 
 
 def render(spec: ir.Spec, target: Target, out_dir: Path) -> tuple[Program, dict[str, bytes]]:
-    program = build_program(spec, semantics=target.semantic_views)
+    program = build_program(spec, semantics=target.semantic_views, raw_events=target.raw_events(spec))
     return program, with_runtime(target, target.render(spec, program, out_dir))
 
 
@@ -325,12 +325,13 @@ def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
     """The text of the spec's in-process mapping program (``mapc run``, ``mapc test``): the
     mapping functions an RLViz adapter of the spec holds, importing from its runtime module;
     with ``semantics``, also the semantic views RELAI and cap-evolve read (``collect_records``)."""
+    rlviz = resolve_target("rlviz")
     return module_source(
-        build_program(spec, semantics),
+        build_program(spec, semantics, rlviz.raw_events(spec)),
         entry="",
         docstring=f"mapc run: in-process mapping program of {spec.name}",
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
-        shared=resolve_target("rlviz").shared_runtime(),
+        shared=rlviz.shared_runtime(),
         keep=("MAX_BYTES", "MAX_LINE_BYTES"),
     )
 

@@ -3,8 +3,8 @@
 Generates ``EVALUATORS`` (id, description, range, primary, direction, weight)
 and one function per evaluator that computes ``(score, feedback)`` from the
 evaluation scope: ``{signals, signal_list, output, events, trajectory, status,
-task}``. Used by the RELAI runner and the cap-evolve adapter; the RLViz
-adapter does not score.
+task}``. A target whose entry scores trajectories includes it
+(``module_source(with_evaluation=True)``); the others leave it out.
 """
 
 from __future__ import annotations

@@ -137,11 +137,12 @@ def _probe(spec: ir.Spec, exprs: ExprTable) -> str:
     return w.text()
 
 
-def build_program(spec: ir.Spec, semantics: bool = True) -> Program:
+def build_program(spec: ir.Spec, semantics: bool = True, raw_events: bool = False) -> Program:
     """The spec's generated code; ``semantics=False`` leaves out what only a semantic view
-    of events reads (see :attr:`mapc.targets.Target.semantic_views`)."""
+    of events reads (see :attr:`mapc.targets.Target.semantic_views`); ``raw_events`` copies
+    each event's source element into `raw` (:meth:`mapc.targets.Target.raw_events`)."""
     exprs = ExprTable()
-    generator = MappingGenerator(spec, exprs, semantics)
+    generator = MappingGenerator(spec, exprs, semantics, raw_events)
     mapping = generator.generate()
     # the probe gets its own expression table: targets that never probe leave it all out
     probe_exprs = ExprTable()

@@ -80,6 +80,11 @@ class Target:
     #: content... of each event, a trajectory's ``final_output``); if not, no code computes them.
     semantic_views: bool = True
 
+    def raw_events(self, spec: ir.Spec) -> bool:
+        """Whether this target's options (the spec's ``targets.<name>``) copy every source
+        element into its event's `raw`; the code generator takes it as a parameter."""
+        return False
+
     def shared_runtime(self):
         """The runtime module every build for this target writes (``mapc.runtime.SharedRuntime``)."""
         from mapc.runtime import shared_runtime

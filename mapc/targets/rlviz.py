@@ -74,6 +74,9 @@ class RlvizTarget(Target):
     runtime_modules = ("rlviz_rt",)
     semantic_views = False  # RLViz reads canonical records only
 
+    def raw_events(self, spec: ir.Spec) -> bool:
+        return bool(spec.target_option(self.name, "raw", False))  # targets.rlviz.raw
+
     # -- spec rules -----------------------------------------------------------------
     def check(self, spec: ir.Spec) -> list[Diagnostic]:
         diags: list[Diagnostic] = []

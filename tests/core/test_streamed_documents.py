@@ -264,8 +264,8 @@ def test_the_generated_code_streams_where_the_plan_says(tmp_path):
 
     spec, _ = load_spec(ROOT / "bench/eval_log/spec.yaml")
     text = mapping_source(spec)
-    assert "doc = src.streamed_document(st, 'samples', ('eval', 'version'))" in text
-    assert "elements = streamed_elements(cur, 'samples', 0) or iterate(" in text
+    assert "doc = source.streamed_document(state, 'samples', ('eval', 'version'))" in text
+    assert "elements = streamed_elements(element, 'samples', 0) or iterate(" in text
     spec, _ = load_spec(ROOT / "specs/harbor-atif.yaml")
     assert "streamed_document" not in mapping_source(spec).split("def map_source", 1)[1]
 
