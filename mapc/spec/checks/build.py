@@ -72,13 +72,7 @@ def _build(ctx: Context, tolerant: bool) -> ir.Spec | None:
     if events is not None:
         section(ctx, lambda: check_subtrajectories(ctx, levels, events))
     evaluators = section(ctx, lambda: build_evaluators(ctx, data.get("evaluators")), ())
-    usage = []
-    usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    for key in ("cost_usd", "tokens"):
-        if key in usage_data:
-            e = section(ctx, lambda k=key: compile_expr(ctx, data["usage"][k], ("usage", k), {"task", "tables"}))
-            if e is not None:
-                usage.append((key, e))
+    usage = _usage(ctx, data)
     tasks = section(ctx, lambda: build_tasks(ctx, data.get("tasks")))
     agent = section(ctx, lambda: build_agent(ctx, data.get("agent")))
     fixtures = section(ctx, lambda: build_fixtures(ctx, data.get("fixtures")), ())
@@ -111,6 +105,18 @@ def _build(ctx: Context, tolerant: bool) -> ir.Spec | None:
         locate_in=ctx.spec.expression_mark,
         tests=tests,
     )
+
+
+def _usage(ctx: Context, data: dict) -> list[tuple[str, ir.Expr]]:
+    """`usage`: the cost and token expressions, read with the task and the tables."""
+    usage = []
+    usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    for key in ("cost_usd", "tokens"):
+        if key in usage_data:
+            e = section(ctx, lambda k=key: compile_expr(ctx, data["usage"][k], ("usage", k), {"task", "tables"}))
+            if e is not None:
+                usage.append((key, e))
+    return usage
 
 
 def _digested(ctx: Context, data: dict) -> dict:

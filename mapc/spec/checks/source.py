@@ -36,20 +36,7 @@ def build_source(ctx: Context, data: dict) -> ir.Source:
                 ctx.error("invalid_value", path + (key,),
                           f"`{key}` applies to `container: csv` only (this source is {data.get('container')})",
                           hint=f"remove `{key}`, or write `container: csv`")
-    siblings = []
-    for name, cands in (data.get("siblings") or {}).items():
-        cands = [cands] if isinstance(cands, str) else cands
-        for i, c in enumerate(cands):
-            sp = path + ("siblings", name) + ((i,) if isinstance(data["siblings"][name], list) else ())
-            bad = template_problem(c, ("stem", "prefix", "name"))
-            if bad:
-                ctx.error("invalid_placeholder", sp, bad)
-            if "/" in c or "\\" in c or c in (".", ".."):
-                ctx.error("invalid_sibling", sp, f"{c!r} must be a file name next to the source, not a path",
-                          hint="siblings are looked up in the source's own folder only")
-            elif path_problem(c):
-                ctx.error("invalid_sibling", sp, f"the sibling file name {path_problem(c)}")
-        siblings.append((name, tuple(cands)))
+    siblings = _siblings(ctx, data.get("siblings") or {}, path)
     return ir.Source(
         format=data["format"],
         container=data["container"],
@@ -132,3 +119,23 @@ def find_line_level(ctx: Context, source: ir.Source, levels, events) -> str | No
               hint="usually `events: {each: \"@\", ...}` (one event per line) or "
               "`trajectory: {each: \"@\"}` (one rollout per line)")
     return None
+
+
+def _siblings(ctx: Context, data: dict, path: tuple) -> list[tuple[str, tuple]]:
+    """`source.siblings`: name -> candidate file names next to the source, with `{stem}`-style
+    placeholders; a path or a name the OS cannot look up is an error."""
+    out = []
+    for name, cands in data.items():
+        cands = [cands] if isinstance(cands, str) else cands
+        for i, c in enumerate(cands):
+            sp = path + ("siblings", name) + ((i,) if isinstance(data[name], list) else ())
+            bad = template_problem(c, ("stem", "prefix", "name"))
+            if bad:
+                ctx.error("invalid_placeholder", sp, bad)
+            if "/" in c or "\\" in c or c in (".", ".."):
+                ctx.error("invalid_sibling", sp, f"{c!r} must be a file name next to the source, not a path",
+                          hint="siblings are looked up in the source's own folder only")
+            elif path_problem(c):
+                ctx.error("invalid_sibling", sp, f"the sibling file name {path_problem(c)}")
+        out.append((name, tuple(cands)))
+    return out
