@@ -73,9 +73,9 @@ def literal_source(value) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _runtime_units() -> frozenset[str]:
-    from mapc import runtime
+    from mapc import runtime_files
 
-    return frozenset(runtime.unit_names())
+    return frozenset(runtime_files.unit_names())
 
 
 def helpers_in(source: str) -> tuple[str, ...]:

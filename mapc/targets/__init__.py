@@ -81,8 +81,8 @@ class Target:
     semantic_views: bool = True
 
     def shared_runtime(self):
-        """The runtime module every build for this target writes (``mapc.runtime.SharedRuntime``)."""
-        from mapc.runtime import shared_runtime
+        """The runtime module every build for this target writes (``mapc.runtime_files.SharedRuntime``)."""
+        from mapc.runtime_files import shared_runtime
 
         return shared_runtime(self.name, self.runtime_modules)
 

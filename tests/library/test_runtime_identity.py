@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mapc.runtime import RUNTIME_PACKAGE, manifest_sha256
+from mapc.runtime_files import RUNTIME_PACKAGE, manifest_sha256
 from mapc.targets import get_target
 
 

@@ -154,7 +154,7 @@ def test_a_changed_agent_command_in_the_code_is_a_finding(tmp_path: Path):
 
 # -- the scanner, unit ------------------------------------------------------------------------
 def _runtime_unit(name: str) -> str:
-    from mapc import runtime
+    from mapc import runtime_files as runtime
 
     return "\n".join(runtime.imports_for([name])) + "\n\n" + runtime.extract([name])
 
