@@ -204,6 +204,25 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
                          names, parts_sha256)
 
 
+def source_diff(files: dict[str, str]) -> list[str]:
+    """Each file of a runtime package (path -> text as on disk) against this mapc's
+    ``mapc/runtime/``, below the file's header comment: the unified diff of what differs
+    (``mapc review``), empty when every file is mapc's source byte for byte."""
+    import difflib
+
+    out: list[str] = []
+    for rel, text in sorted(files.items()):
+        module = rel.rsplit("/", 1)[-1].removesuffix(".py")
+        path = SOURCE_DIR / f"{module}.py"
+        source = path.read_text(encoding="utf-8") if path.is_file() and module.isidentifier() else ""
+        body = strip_header(text)
+        if body != source:
+            out += [line.rstrip("\n") for line in difflib.unified_diff(
+                source.splitlines(keepends=True), body.splitlines(keepends=True),
+                f"mapc/runtime/{module}.py" if source else "/dev/null", rel, n=2)]
+    return out
+
+
 # --- standalone source of JMESPath helpers (``CompiledExpression.python_source``) -------------
 #: The modules a compiled expression's helpers live in.
 EXPRESSION_MODULES = ("jmespath_rt", "jmespath_more", "timestamps")
