@@ -130,7 +130,7 @@ def mapc_fingerprints() -> frozenset[str]:
     """Functions of mapc's runtime library and of the templates that are plain Python."""
     found: set[str] = set()
     runtime = Path(__file__).resolve().parent / "runtime"
-    for path in sorted(runtime.glob("*_rt.py")):
+    for path in sorted(runtime.glob("*.py")):
         found |= fingerprints(path.read_text(encoding="utf-8"))
     for path in sorted(templates_dir().rglob("*.py.j2")):
         found |= fingerprints(path.read_text(encoding="utf-8"))
