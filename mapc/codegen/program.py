@@ -1,10 +1,12 @@
 """Assemble a standalone Python module from the pieces of one spec.
 
-A generated entry file is, top to bottom: header, docstring, stdlib imports,
-the import of the runtime units it references (from the runtime module each
-build writes next to it, see :func:`mapc.runtime_files.shared_runtime`), constants
-from the spec, the compiled expressions, the mapping functions, the probe, and
-the target's entry code. Which runtime units and imports are needed is read
+A generated entry file is, top to bottom: header, docstring, one import block
+(stdlib, the check that ``mapc_runtime/`` is the runtime it was built with, then
+``from mapc_runtime.MODULE import ...`` of the runtime names it calls, see
+:func:`mapc.runtime_files.shared_runtime`), constants from the spec, the probe,
+the compiled expressions and mapping functions, the diagnostics tables
+(``SPEC_PLACES``, ``SPEC_LOOPS``: read only when something fails), and the
+target's entry code. Which runtime units and imports are needed is read
 off the assembled code itself (names it references), so nothing has to be
 listed by hand.
 """

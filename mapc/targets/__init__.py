@@ -74,7 +74,7 @@ class Target:
             _ENVIRONMENTS[folder] = environment(folder)
         return _ENVIRONMENTS[folder].get_template(template).render(**context)
 
-    #: Runtime modules (``mapc/runtime/*_rt.py``) this target's runtime holds besides the core.
+    #: Runtime modules (``mapc/runtime/*.py``) this target's runtime holds besides the core.
     runtime_modules: tuple[str, ...] = ()
     #: Whether the host reads events' semantic views (``MapState(semantics=True)``: role,
     #: content... of each event, a trajectory's ``final_output``); if not, no code computes them.
