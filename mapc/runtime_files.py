@@ -193,9 +193,9 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
     parts_sha256 = manifest_sha256(digests)
     init = f"{RUNTIME_PACKAGE}/__init__.py"
     files[init] = (
-        f"# {title}. DO NOT EDIT: every spec built by this mapc version for the {target}\n"
-        "# target gets these same bytes, mapc/runtime/ of mapc's source below these lines;\n"
-        "# `mapc review` shows any difference as a diff (see docs/review.md).\n"
+        f"# {title}. DO NOT EDIT: every spec built by this mapc version\n"
+        f"# for the {target} target gets these same bytes, mapc/runtime/ of mapc's source below\n"
+        "# these lines; `mapc review` shows any difference as a diff (see docs/review.md).\n"
         f"{STAMP_PREFIX}{title}\n# RUNTIME SHA-256: {parts_sha256}\n" + source_text("__init__"))
     digests.append((init, hashlib.sha256(files[init].encode("utf-8")).hexdigest()))
     ordered = tuple(sorted(files.items(), key=lambda f: f[0].encode()))
