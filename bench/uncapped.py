@@ -15,7 +15,7 @@ import sys
 adapter = os.path.abspath(sys.argv[1])
 sys.argv = sys.argv[1:]
 sys.path.insert(0, os.path.dirname(adapter))
-import mapc_runtime  # noqa: E402 - the plugin's own runtime package, found next to it
+import mapc_runtime.rlviz_rt  # noqa: E402 - the plugin's own runtime package, found next to it
 
-mapc_runtime.load_part("stream").RLVIZ_OUTPUT_LIMITS = None  # write_canonical: unbounded
+mapc_runtime.rlviz_rt.RLVIZ_OUTPUT_LIMITS = None  # rlviz_stream: unbounded
 runpy.run_path(adapter, run_name="__main__")

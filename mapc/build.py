@@ -80,11 +80,11 @@ def with_runtime(target: Target, files: dict[str, bytes]) -> dict[str, bytes]:
     (a target from another package need not write it itself)."""
     from posixpath import dirname, join
 
-    from mapc.runtime import RUNTIME_PACKAGE, is_runtime_path
+    from mapc.runtime_files import RUNTIME_PACKAGE, is_runtime_path
 
     stem = RUNTIME_PACKAGE.encode("ascii")
     folders = {dirname(rel) for rel, data in files.items()
-               if rel.endswith(".py") and not is_runtime_path(rel) and b"from " + stem + b" import" in data}
+               if rel.endswith(".py") and not is_runtime_path(rel) and b"from " + stem + b"." in data}
     missing = sorted(folder for folder in folders if join(folder, RUNTIME_PACKAGE, "__init__.py") not in files)
     for folder in missing:
         files = {**files, **target.shared_runtime().files_at(folder)}
@@ -333,12 +333,16 @@ def mapping_source(spec: ir.Spec, semantics: bool = False) -> str:
         units=("write_canonical", "collect_records", "SourceFile", "MapState", "one_line", "warn_stderr"),
         shared=rlviz.shared_runtime(),
         keep=("MAX_BYTES", "MAX_LINE_BYTES"),
+        check_runtime=False,  # run by mapc with its own runtime (in process, or `mapc run`'s child)
     )
 
 
 def mapping_namespace(spec: ir.Spec, semantics: bool = False) -> dict:
-    """The spec's mapping program, executed in-process (same code as generated adapters)."""
-    return load_module(mapping_source(spec, semantics), runtime=mapping_runtime())
+    """The spec's mapping program, executed in-process with mapc's own runtime modules (the
+    files generated adapters carry)."""
+    from mapc.codegen.program import IN_PROCESS
+
+    return load_module(mapping_source(spec, semantics), runtime=IN_PROCESS)
 
 
 def run_mapping(spec: ir.Spec, source: Path, out=None, ns: dict | None = None) -> tuple[bool, str | None, object]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mapc.resources import templates_dir
-from mapc.runtime import RUNTIME_MODULE, is_runtime_path
+from mapc.runtime_files import RUNTIME_MODULE, is_runtime_path
 
 NETWORK = frozenset({
     "socket", "ssl", "http", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "ftplib",
@@ -99,7 +99,7 @@ def allowed_imports(target: str | None) -> frozenset[str]:
     """Stdlib modules mapc's runtime and the target's templates import, and the host package."""
     runtime = Path(__file__).resolve().parent / "runtime"
     roots: set[str] = set()
-    for path in runtime.glob("*_rt.py"):
+    for path in runtime.glob("*.py"):
         roots |= _import_roots(path.read_text(encoding="utf-8"))
     folder = templates_dir() / target if target else None
     if folder is not None and folder.is_dir():
@@ -130,7 +130,7 @@ def mapc_fingerprints() -> frozenset[str]:
     """Functions of mapc's runtime library and of the templates that are plain Python."""
     found: set[str] = set()
     runtime = Path(__file__).resolve().parent / "runtime"
-    for path in sorted(runtime.glob("*_rt.py")):
+    for path in sorted(runtime.glob("*.py")):
         found |= fingerprints(path.read_text(encoding="utf-8"))
     for path in sorted(templates_dir().rglob("*.py.j2")):
         found |= fingerprints(path.read_text(encoding="utf-8"))

@@ -30,7 +30,7 @@ from pathlib import Path
 from mapc import fieldpath
 from mapc.init_rules import RuleDrafter, q
 from mapc.profile import Profile, ProfileError, profile
-from mapc.runtime.mapping_rt import parse_prefix
+from mapc.runtime.sniff import parse_prefix
 
 SAMPLE_BYTES = 256 * 1024  # bound of the profile read
 SAMPLE_LINES = 200
@@ -280,7 +280,7 @@ class _Drafter:
         """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
         if self.prof.container == "csv":  # the rows, with the column types the draft declares
             from mapc.profile import _read
-            from mapc.runtime.mapping_rt import csv_probe_values
+            from mapc.runtime.csv import csv_probe_values
 
             data, cut = _read(self.sample, SAMPLE_BYTES)
             rows = csv_probe_values(data.decode("utf-8", "ignore"), cut, SAMPLE_LINES, (self.prof.columns, ","))

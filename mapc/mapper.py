@@ -1,9 +1,10 @@
 """A spec's mapping as a small picklable object, for Ray Data, Dask or multiprocessing.
 
-``mapc.Mapper(spec)`` compiles the spec once, on the machine that has it, into the text
-``mapc run`` executes (the spec's mapping program and the runtime package, D73): that
-text, compressed (about 45 KB), and its SHA-256 are all the object holds, so it pickles
-cheaply and a worker needs neither the spec, its fixtures nor its folder, only mapc.
+``mapc.Mapper(spec)`` compiles the spec once, on the machine that has it, into the
+mapping program ``mapc run`` executes (D73) and the SHA-256 of the runtime it was compiled
+against: that text, compressed, and its SHA-256 are all the object holds, so it pickles
+cheaply and a worker needs neither the spec, its fixtures nor its folder, only the same mapc
+(the program runs with the worker's own runtime modules, ``mapc.runtime``).
 Each worker process executes a program once, on first use, and keeps it by digest for
 every later task. Records are the bytes ``mapc run`` prints for the same file. ::
 
@@ -52,15 +53,24 @@ class MappingFailed(ValueError):
         super().__init__(f"{source}: {error}")
 
 
+def _runtime_sha256() -> str:
+    """The SHA-256 of the runtime package this mapc writes (an RLViz build's, as ``mapc run``)."""
+    from mapc.build import resolve_target
+
+    return resolve_target("rlviz").shared_runtime().sha256
+
+
 class Mapper:
     """A spec's mapping, picklable: call it on a row or path in any worker process."""
 
     def __init__(self, spec: Spec | PathLike):
         from mapc.api import Spec, load_spec
-        from mapc.build import mapping_runtime, mapping_source
+        from mapc.build import mapping_source
 
         loaded = spec if isinstance(spec, Spec) else load_spec(spec)
-        program, runtime = mapping_source(loaded.ir), mapping_runtime()
+        # the program, and the runtime it was compiled against (a worker runs it with its own
+        # mapc's runtime modules, which must be the same)
+        program, runtime = mapping_source(loaded.ir), _runtime_sha256()
         text = json.dumps([program, runtime], ensure_ascii=True)
         #: the spec's name, for messages
         self.name: str = loaded.ir.name
@@ -81,15 +91,18 @@ class Mapper:
             return ns
         with _LOCK:
             if self.digest not in _PROGRAMS:
-                from mapc.codegen.program import load_module
+                from mapc.codegen.program import IN_PROCESS, load_module
 
                 text = zlib.decompress(self._program)
                 if hashlib.sha256(text).hexdigest() != self.digest:
                     raise ValueError(f"mapper {self.name!r}: its program does not match its digest")
                 program, runtime = json.loads(text)
+                if runtime != _runtime_sha256():
+                    raise ValueError(f"mapper {self.name!r}: compiled by another mapc version than this "
+                                     "worker's (its runtime differs): install the same mapc everywhere")
                 if len(_PROGRAMS) >= _PROGRAMS_KEPT:
                     del _PROGRAMS[next(iter(_PROGRAMS))]
-                _PROGRAMS[self.digest] = load_module(program, runtime=tuple(map(tuple, runtime)))
+                _PROGRAMS[self.digest] = load_module(program, runtime=IN_PROCESS)
             return _PROGRAMS[self.digest]
 
     def run(self, source: Row) -> RunResult:

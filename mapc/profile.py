@@ -34,14 +34,14 @@ from pathlib import Path
 
 from mapc import fieldpath
 from mapc.fieldpath import ANY, segments
+from mapc.runtime.csv import csv_probe_values
 from mapc.runtime.mapping_rt import (  # the runtime's own reading: JSON, CSV rows, gzip
     MappingError,
-    csv_probe_values,
     gzip_read,
     json_type,
     open_source,
-    parse_prefix,
 )
+from mapc.runtime.sniff import parse_prefix
 
 MAX_BYTES = 16 << 20
 MAX_LINES = 5000
@@ -329,7 +329,7 @@ def guess_container(text: str, name: str = "") -> str:
 def csv_column_types(rows: list[dict]) -> dict[str, str]:
     """The type each column's non-empty cells all have (boolean, integer, number), for the
     columns that have one; text columns are left out."""
-    from mapc.runtime.mapping_rt import CSV_CONVERTERS
+    from mapc.runtime.csv import CSV_CONVERTERS
 
     out: dict[str, str] = {}
     for name in rows[0] if rows else ():

@@ -164,6 +164,7 @@ def _review_locked(lock_path: Path, folder: Path, summary: bool = True) -> Revie
             if rel.endswith(".py"):
                 sources[rel] = data.decode("utf-8", "replace")
     r.runtime = check_runtime(lock, r.files)
+    _runtime_source(r, sources)
     if r.runtime["finding"]:
         r.findings.insert(0, Finding(r.runtime.get("path") or provenance.LOCK_NAME, 0, r.runtime["status"],
                                      r.runtime["line"].removeprefix("runtime: ")))
@@ -263,6 +264,29 @@ def check_runtime(lock: provenance.Lock, files: list[dict]) -> dict:
                             f"matches the lock only; compare it with `mapc runtime --target {lock.target}` of "
                             f"mapc {lock.mapc_version}, or rebuild and review this version's runtime once")
     return out
+
+
+def _runtime_source(r: Review, sources: dict[str, str]) -> None:
+    """The runtime's files (as read) against this mapc's ``mapc/runtime/``: identical below
+    their header comments, or a unified diff (``source`` and ``source_diff`` of the runtime)."""
+    import mapc
+    from mapc import runtime_files
+
+    path = r.runtime.get("path")
+    mine = {rel: text for rel, text in sources.items()
+            if path and not path.endswith(".py") and provenance.is_runtime(rel)
+            and provenance.runtime_folder(rel) == path}
+    if not mine:
+        return
+    diff = runtime_files.source_diff(mine)
+    where = f"mapc/runtime/ of the installed mapc {mapc.__version__}"
+    r.runtime["source_diff"] = diff
+    r.runtime["source"] = "differs" if diff else "identical"
+    differ = sum(line.startswith("+++ ") for line in diff)
+    r.runtime["source_line"] = (f"runtime source: {differ} of {len(mine)} file(s) differ from {where}, below "
+                                "their header comments:" if diff else
+                                f"runtime source: {len(mine)} file(s), each identical to its file in {where} "
+                                "below its header comment")
 
 
 def _short(digest: str | None) -> str:
@@ -428,6 +452,9 @@ def format_review(r: Review) -> str:
                      f"{_SPEC_STATUS[r.spec['status']]}")
     if r.runtime:
         lines.append(r.runtime["line"])
+        if r.runtime.get("source_line"):
+            lines.append(r.runtime["source_line"])
+            lines += [f"  {line}" for line in r.runtime["source_diff"]]
     for note in r.notes:
         lines.append(f"note: {note}")
     if r.reads:

@@ -29,6 +29,11 @@ class RuntimeFinder:
 
     def __init__(self, files):
         self.texts = {path.removesuffix(".py").replace("/", "."): text for path, text in files}
+        self.init = self.texts.get(PACKAGE + ".__init__", "")
+
+    def get_source(self, name):
+        """The package's ``__init__`` text, whose header its ``_stamp()`` reads."""
+        return self.init
 
     def find_spec(self, name, path=None, target=None):
         key = name + ".__init__" if name == PACKAGE else name

@@ -1,10 +1,12 @@
 """Assemble a standalone Python module from the pieces of one spec.
 
-A generated entry file is, top to bottom: header, docstring, stdlib imports,
-the import of the runtime units it references (from the runtime module each
-build writes next to it, see :func:`mapc.runtime.shared_runtime`), constants
-from the spec, the compiled expressions, the mapping functions, the probe, and
-the target's entry code. Which runtime units and imports are needed is read
+A generated entry file is, top to bottom: header, docstring, one import block
+(stdlib, the check that ``mapc_runtime/`` is the runtime it was built with, then
+``from mapc_runtime.MODULE import ...`` of the runtime names it calls, see
+:func:`mapc.runtime_files.shared_runtime`), constants from the spec, the probe,
+the compiled expressions and mapping functions, the diagnostics tables
+(``SPEC_PLACES``, ``SPEC_LOOPS``: read only when something fails), and the
+target's entry code. Which runtime units and imports are needed is read
 off the assembled code itself (names it references), so nothing has to be
 listed by hand.
 """
@@ -18,7 +20,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc import runtime
+from mapc import runtime_files
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.mapping import MappingGenerator
 from mapc.codegen.places import places_source, spec_places
@@ -199,35 +201,35 @@ def module_source(
     prelude: str = "",
     shared=None,
     keep: tuple[str, ...] = (),
-    probe_stop: str = "",
+    check_runtime: bool = True,
 ) -> str:
     """The full text of a generated entry file (``adapter.py``, ``run.py``).
 
     ``entry`` is the target's own code (usually a few lines calling runtime
     units); the runtime units the code references are imported from the
-    runtime package next to it (:data:`mapc.runtime.RUNTIME_PACKAGE`), and
+    runtime package next to it (:data:`mapc.runtime_files.RUNTIME_PACKAGE`), and
     ``units`` names more to import (``mapc run`` uses it); ``with_probe=False``
     leaves out the probe (hosts that never probe a source); ``prelude`` is
     placed right after the imports (e.g. a host-package import for cap-evolve);
-    ``shared``, the target's runtime package (:class:`mapc.runtime.SharedRuntime`), checks
+    ``shared``, the target's runtime package (:class:`mapc.runtime_files.SharedRuntime`), checks
     that it has every unit the entry imports, and the entry checks at import that the
     package next to it is that runtime (D132); ``keep`` names constants to write even if no
-    code names them (callers that read them from the namespace). ``probe_stop``, the
-    host's code that answers a probe and exits, goes right after the probe; the runtime
-    names only the code below it uses are imported after it, so a probe compiles only
-    the runtime part a probe runs (D76).
+    code names them (callers that read them from the namespace); ``check_runtime=False``
+    leaves the stamp check out (programs mapc runs itself, with its own runtime). One import block at the
+    top names the runtime modules the code calls, which are small: what a probe never runs
+    is imported by the runtime's functions on their first call (D13x-rt).
     """
     parts = [program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:
         parts.append(program.evaluation)
     parts.append(entry)
     body = "\n\n".join(p.strip() + "\n" for p in parts if p.strip())
-    all_units = set(runtime.unit_names())
+    where = dict(shared.names) if shared is not None else runtime_files.where_defined(runtime_files.all_modules())
     named = _referenced(body) | set(keep)
     constants = "".join(c.text(named) for c in program.constants)
-    used = ((named | _referenced(constants)) & all_units) | set(units)
-    if shared is not None and used - shared.units:
-        raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - shared.units))}")
+    used = ((named | _referenced(constants)) & set(runtime_files.unit_names())) | set(units)
+    if used - set(where):
+        raise RuntimeError(f"the target's runtime lacks {', '.join(sorted(used - set(where)))}")
     imports = set()
     # stdlib modules the generated code itself names (e.g. `sys` in the entry)
     defined = _defined(body) | used
@@ -239,33 +241,23 @@ def module_source(
     doc = module_docstring(docstring)
     agent = program.agent if "AGENT" in _referenced(body) else ""
     places = _places(program, body)
-    late: list[str] = []
-    if probe_stop.strip() and with_probe:
-        first = _referenced("\n".join((constants, agent, places, program.probe, probe_stop))) & used
-        late = sorted(used - first)
-        used = first
     head = [
         header.rstrip() + "\n" if header.strip() else "",
         doc + "\n",
         "\n".join(import_lines) + "\n",
-        _runtime_import(sorted(used), shared.stamp if shared is not None else None),
+        _runtime_import(used, where, shared.stamp if shared is not None and check_runtime else None),
         prelude.strip() + "\n" if prelude.strip() else "",
         constants,
         agent,
-        places,
     ]
-    stop = ""
-    if late:
-        stop = (probe_stop.strip() + "\n"
-                + "# what mapping a source runs besides (a probe has stopped above)\n"
-                + _import_line(late))
     # top-level definitions are two blank lines apart, as black writes them
-    # in spec order: source (the probe), records, evaluators; then the host's entry code
+    # in spec order: source (the probe), records, evaluators; the diagnostics tables (read
+    # only when something fails), then the host's entry code
     definitions = [
         program.probe if with_probe else "",
-        stop,
         program.mapping,
         program.evaluation if with_evaluation and program.evaluation.strip() else "",
+        places,
         "\n".join(part for line in entry.strip().splitlines() for part in wrap_line(line)) + "\n",
     ]
     text = (
@@ -299,41 +291,48 @@ def _in_named_signals(where: str, named: set) -> bool:
     return parent.endswith(".signals") and parent in named
 
 
-def _runtime_import(names: list[str], stamp: tuple[str, str] | None = None) -> str:
-    """The import of the runtime module next to the entry file.
+def _runtime_import(names, where: dict[str, str], stamp: tuple[str, str] | None = None) -> str:
+    """The import of the runtime package next to the entry file, checked, then of the names
+    the code calls, one ``from mapc_runtime.MODULE import ...`` a module.
 
     Run as a script, the entry puts its own folder first on ``sys.path`` (Python does
     so itself, except under ``-I``/``-P``), and the package takes it off again once it is
     imported, so nothing else beside the entry (a planted ``json.py``) is importable
-    (``_package_init``, D92); imported (cap-evolve), the host has put the folder there.
-    Importing a module writes its bytecode into ``__pycache__/`` beside it unless told not to; RLViz digests every file of a plugin folder (and rejects one
-    that changes while it runs), so the import is made with bytecode writing off.
-    With ``stamp`` (the runtime's ``RUNTIME``), the package is checked before any name is
-    taken from it: another build's runtime fails with one line, not a late AttributeError.
+    (D92); imported (cap-evolve), the host has put the folder there. Importing a module
+    writes its bytecode into ``__pycache__/`` beside it unless told not to; RLViz digests
+    every file of a plugin folder (and rejects one that changes while it runs), so the
+    imports are made with bytecode writing off (the package compiles what it imports later
+    from source, see its ``__init__``). With ``stamp`` (the title and digest in the
+    package's header), the package is checked before any name is taken from it: another
+    build's runtime fails with one line, not a late AttributeError (D132).
     """
     if not names:
         return ""
     w = Writer()
-    w.comment(f"{runtime.RUNTIME_PACKAGE}/ next to this file, imported without writing __pycache__/ there")
+    w.comment(f"{runtime_files.RUNTIME_PACKAGE}/ next to this file, imported without writing __pycache__/ there")
     w.line('if __name__ == "__main__":')
     w.line("    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))")
     w.line("_write_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True")
     if stamp is not None:
         w.lines += _runtime_check(stamp).splitlines()
-    w.lines += _import_line(names).splitlines()
+    by_module: dict[str, list[str]] = {}
+    for name in sorted(names):
+        by_module.setdefault(where[name], []).append(name)
+    for module in sorted(by_module):
+        w.lines += _import_line(module, by_module[module]).splitlines()
     w.line("sys.dont_write_bytecode = _write_bytecode")
     return w.text()
 
 
 def _runtime_check(stamp: tuple[str, str]) -> str:
     """The check that ``mapc_runtime`` is the runtime the entry was built with (D132): a
-    string compare of the ``RUNTIME`` its ``__init__`` carries, nothing hashed at start-up.
-    Run as a script, a mismatch is one line on stderr and exit status 1; imported by a
-    host, an ImportError with that line."""
+    string compare of the ``RUNTIME`` its ``__init__`` reads from its own header, nothing
+    hashed at start-up. Run as a script, a mismatch is one line on stderr and exit status 1;
+    imported by a host, an ImportError with that line."""
     return _RUNTIME_CHECK.replace("TITLE", stamp[0]).replace("DIGEST", stamp[1])
 
 
-#: what ``_runtime_check`` writes (``mapc_runtime`` is :data:`mapc.runtime.RUNTIME_MODULE`)
+#: what ``_runtime_check`` writes (``mapc_runtime`` is :data:`mapc.runtime_files.RUNTIME_MODULE`)
 _RUNTIME_CHECK = """\
 import mapc_runtime
 
@@ -343,7 +342,7 @@ RUNTIME = (
     "DIGEST",
 )
 if getattr(mapc_runtime, "RUNTIME", None) != RUNTIME:
-    FOUND = getattr(mapc_runtime, "RUNTIME", ("runtime of another mapc version", "?"))
+    FOUND = getattr(mapc_runtime, "RUNTIME", None) or ("runtime of another mapc version", "?")
     MISMATCH = (
         f"mapc_runtime/ is the {FOUND[0]} ({FOUND[1][:16]}), not the {RUNTIME[0]}"
         f" ({RUNTIME[1][:16]}) this file was built with: rebuild it (the mapc build command"
@@ -356,36 +355,60 @@ if getattr(mapc_runtime, "RUNTIME", None) != RUNTIME:
 """
 
 
-def _import_line(names: list[str]) -> str:
-    """``from mapc_runtime import ...`` of ``names``, wrapped at 99 columns."""
+def _import_line(module: str, names: list[str]) -> str:
+    """``from mapc_runtime.MODULE import ...`` of ``names``, wrapped at 99 columns."""
     import textwrap
 
-    one = f"from {runtime.RUNTIME_MODULE} import {', '.join(names)}"
+    one = f"from {runtime_files.RUNTIME_MODULE}.{module} import {', '.join(names)}"
     if len(one) <= 99:
         return one + "\n"
     body = textwrap.wrap(", ".join(names) + ",", 95, initial_indent="    ", subsequent_indent="    ",
                          break_on_hyphens=False)
-    return f"from {runtime.RUNTIME_MODULE} import (\n" + "\n".join(body) + "\n)\n"
+    return f"from {runtime_files.RUNTIME_MODULE}.{module} import (\n" + "\n".join(body) + "\n)\n"
+
+
+#: ``load_module``'s ``runtime`` for mapc's own runtime modules (:mod:`mapc.runtime`)
+IN_PROCESS = "mapc.runtime"
 
 
 def load_module(source: str, name: str = "mapc_generated", runtime=None, *,
                 builtins: dict | None = None) -> dict:
     """Execute a generated entry file in a fresh namespace (mapc run, validators, tests).
 
-    Its ``from mapc_runtime import ...`` is answered by ``runtime`` (the runtime package
-    written next to it: ``SharedRuntime.files``, (path, text) pairs), each part executed
+    Its ``from mapc_runtime.MODULE import ...`` is answered by ``runtime``: :data:`IN_PROCESS`
+    for mapc's own modules, or the runtime package written next to it (``SharedRuntime.files``,
+    (path, text) pairs), each module executed
     when it is first imported, as Python would; nothing is put in ``sys.modules``, so entry
     files with different runtimes can be loaded side by side. ``builtins`` replaces builtins
     (e.g. a watched ``open``) in the entry and the runtime.
     """
     ns: dict = {"__name__": name}
-    if runtime is not None:
+    if runtime == IN_PROCESS:
+        ns["__builtins__"] = _in_process_builtins()
+    elif runtime is not None:
         package = load_runtime(runtime) if builtins is None else _runtime_package(runtime, builtins)
         ns["__builtins__"] = package.__dict__["__builtins__"]
     elif builtins is not None:
         ns["__builtins__"] = builtins
     exec(compile(source, f"<{name}>", "exec"), ns)  # noqa: S102 - our own generated code
     return ns
+
+
+@functools.lru_cache(maxsize=1)
+def _in_process_builtins() -> dict:
+    """Builtins whose ``__import__`` answers ``mapc_runtime[.MODULE]`` with mapc's own
+    runtime modules (``mapc.runtime[.MODULE]``): the modules a build copies, imported once."""
+    import builtins as python_builtins
+    import importlib
+
+    def _import(name, globals=None, locals=None, fromlist=(), level=0):
+        package = runtime_files.RUNTIME_PACKAGE
+        if level == 0 and (name == package or name.startswith(package + ".")):
+            module = importlib.import_module("mapc.runtime" + name[len(package):])
+            return module if fromlist else importlib.import_module("mapc.runtime")
+        return python_builtins.__import__(name, globals, locals, fromlist, level)
+
+    return {**vars(python_builtins), "__import__": _import}
 
 
 def load_entry_file(path, name: str = "mapc_generated") -> dict:
@@ -399,8 +422,8 @@ def read_runtime(folder) -> tuple[tuple[str, str], ...]:
     """The runtime package's files next to an entry file in ``folder``, as ``load_module`` takes them."""
     from pathlib import Path
 
-    package = Path(folder) / runtime.RUNTIME_PACKAGE
-    return tuple((f"{runtime.RUNTIME_PACKAGE}/{p.name}", p.read_text(encoding="utf-8"))
+    package = Path(folder) / runtime_files.RUNTIME_PACKAGE
+    return tuple((f"{runtime_files.RUNTIME_PACKAGE}/{p.name}", p.read_text(encoding="utf-8"))
                  for p in sorted(package.glob("*.py")))
 
 
@@ -411,13 +434,16 @@ def load_runtime(files: tuple[tuple[str, str], ...]) -> types.ModuleType:
 
 
 def runtime_names(files: tuple[tuple[str, str], ...]) -> dict:
-    """Every name of every part of a runtime package (all parts loaded), as one namespace."""
+    """Every name of every module of a runtime package (all loaded), as one namespace; a
+    name two modules define is the first one's (``where_defined``)."""
     package = load_runtime(files)
     found: dict = {}
-    for part in sorted(set(package._PARTS.values())):
-        found.update(vars(package.load_part(part)))
-    # each name as the part that defines it has it (another part may hold a forwarder of it)
-    found.update((name, getattr(package.load_part(part), name)) for name, part in package._PARTS.items())
+    modules = [p.rsplit("/", 1)[-1].removesuffix(".py") for p, _ in files]
+    where = runtime_files.where_defined(m for m in runtime_files.all_modules() if m in modules)
+    for module in modules:
+        if module != "__init__":
+            found.update(vars(package.load_module(module)))
+    found.update((name, getattr(package.load_module(module), name)) for name, module in where.items())
     return {k: v for k, v in found.items() if not k.startswith("__")}
 
 
@@ -429,25 +455,28 @@ def _runtime_package(files, builtins: dict | None) -> types.ModuleType:
 
     base = vars(python_builtins) if builtins is None else builtins
     texts = {path.rsplit("/", 1)[-1].removesuffix(".py"): text for path, text in files}
-    package = types.ModuleType(runtime.RUNTIME_PACKAGE)
+    package = types.ModuleType(runtime_files.RUNTIME_PACKAGE)
     modules = {"__init__": package}
 
     def _module(part: str) -> types.ModuleType:
         if part not in modules:
             if part not in texts:
-                raise ImportError(f"{runtime.RUNTIME_PACKAGE} has no part {part!r}")
-            module = types.ModuleType(f"{runtime.RUNTIME_PACKAGE}.{part}")
-            module.__dict__.update(__package__=runtime.RUNTIME_PACKAGE, __builtins__=own)
+                raise ImportError(f"{runtime_files.RUNTIME_PACKAGE} has no part {part!r}")
+            module = types.ModuleType(f"{runtime_files.RUNTIME_PACKAGE}.{part}")
+            module.__dict__.update(__package__=runtime_files.RUNTIME_PACKAGE, __builtins__=own)
             modules[part] = module
-            code = compile(texts[part], f"{runtime.RUNTIME_PACKAGE}/{part}.py", "exec")
+            code = compile(texts[part], f"{runtime_files.RUNTIME_PACKAGE}/{part}.py", "exec")
             exec(code, module.__dict__)  # noqa: S102 - mapc's runtime
             setattr(package, part, module)
         return modules[part]
 
     def _import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0 and name == runtime.RUNTIME_PACKAGE:
+        if level == 0 and name == runtime_files.RUNTIME_PACKAGE:
             return package
-        if level == 1 and (globals or {}).get("__package__") == runtime.RUNTIME_PACKAGE:
+        if level == 0 and name.startswith(runtime_files.RUNTIME_PACKAGE + "."):
+            module = _module(name.partition(".")[2])
+            return module if fromlist else package
+        if level == 1 and (globals or {}).get("__package__") == runtime_files.RUNTIME_PACKAGE:
             if name:
                 return _module(name)
             for part in fromlist or ():  # as Python does: a name the package lacks is a part
@@ -457,7 +486,10 @@ def _runtime_package(files, builtins: dict | None) -> types.ModuleType:
         return python_builtins.__import__(name, globals, locals, fromlist, level)
 
     own = {**base, "__import__": _import}
-    package.__dict__.update(__package__=runtime.RUNTIME_PACKAGE, __path__=[], __builtins__=own)
-    code = compile(texts["__init__"], f"{runtime.RUNTIME_PACKAGE}/__init__.py", "exec")
+    # the package reads its stamp from its header through its loader (it has no file here)
+    loader = types.SimpleNamespace(get_source=lambda name: texts["__init__"])
+    package.__dict__.update(__package__=runtime_files.RUNTIME_PACKAGE, __path__=[], __builtins__=own,
+                            __spec__=types.SimpleNamespace(loader=loader), load_module=_module)
+    code = compile(texts["__init__"], f"{runtime_files.RUNTIME_PACKAGE}/__init__.py", "exec")
     exec(code, package.__dict__)  # noqa: S102 - mapc's runtime
     return package

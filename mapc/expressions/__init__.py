@@ -5,7 +5,9 @@ variables and mapc's own functions (see ``docs/expressions.md``).  An
 expression is parsed with the ``jmespath`` package and compiled to a Python
 function whose source is self-contained: it only calls runtime units from
 :mod:`mapc.runtime.jmespath_rt`, which generated adapters carry along, so
-generated code never imports ``jmespath``.
+generated code never imports ``jmespath``. In process the compiled code runs with the
+runtime modules themselves (``mapc.runtime_files.namespace``); its ``python_source`` pastes
+the helpers it calls, so that text runs without mapc and without ``mapc_runtime/``.
 
 >>> ce = compile_expression("people[?age > `30`].name")
 >>> ce({"people": [{"name": "Ada", "age": 36}, {"name": "Bob", "age": 20}]})
@@ -17,7 +19,7 @@ from __future__ import annotations
 import functools
 import types
 
-from mapc import runtime as _runtime
+from mapc import runtime_files as _runtime
 from mapc.runtime import jmespath_rt as _rt
 
 from .checks import CheckContext, check
@@ -150,11 +152,11 @@ class CompiledExpression:
     def python_source(self) -> str:
         """A standalone module: imports, the runtime units used, and ``expression()``."""
         parts = [f"# Compiled by mapc from the JMESPath expression {self.text!r}"]
-        imports = _runtime.imports_for(self.helpers)
+        imports, helpers = _runtime.extract(self.helpers)
         if imports:
             parts.append("\n".join(imports))
         if self.helpers:
-            parts.append(_runtime.extract(self.helpers).rstrip("\n"))
+            parts.append(helpers.rstrip("\n"))
         parts.append(self._module_function().rstrip("\n"))
         return "\n\n\n".join(parts) + "\n"
 

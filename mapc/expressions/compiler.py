@@ -38,9 +38,9 @@ __all__ = ["Expr", "FunctionCompiler", "InlineCompiler", "MAX_INLINE_DEPTH", "_r
 
 @functools.lru_cache(maxsize=1)
 def _runtime_units() -> frozenset[str]:
-    from mapc import runtime
+    from mapc import runtime_files
 
-    return frozenset(runtime.unit_names())
+    return frozenset(runtime_files.unit_names())
 
 
 def helpers_in(source: str) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ stderr are kept (in memory, never on disk), and when it ends or times out
 every process it started is ended: its process group, and any process that
 left the group (``setsid``) but still carries the run's marker in its
 environment. The trace it leaves is mapped within bounds (size, records, time).
+
 """
 
 import json
@@ -17,9 +18,16 @@ import subprocess
 import tempfile
 import time
 
+from .mapping_rt import MappingError, contained
+
+
 MAX_CAPTURE = 64 * 1024
+
+
 #: Environment variable that marks every process of one agent run (found again in /proc).
 AGENT_RUN_MARKER = "MAPC_AGENT_RUN"
+
+
 #: Bounds on the trace a runner maps, in memory: each can be raised through its variable.
 RUNNER_LIMITS = {
     "MAPC_MAX_TRACE_MB": 32,

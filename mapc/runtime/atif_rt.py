@@ -6,12 +6,20 @@ same as RELAI's), per-step metrics from the event's token signals, final metrics
 trajectory's, and each subtrajectory the trace spawned embedded in
 ``subagent_trajectories`` under the id its observation's ``subagent_trajectory_ref`` names.
 Everything is built before a byte is written: a trace that fails writes nothing.
+
 """
 
 import json
 import sys
 
+from .atif_steps_rt import atif_steps, atif_ordered
+from .eval_rt import is_subtrajectory
+from .mapping_rt import MappingError, warn_stderr, one_line
+
+
 ATIF_SCHEMA_VERSION = "ATIF-v1.8"
+
+
 #: ATIF metric -> the signal names that give it, first found wins (mapc's library specs
 #: name session tokens input/output/cache_read/cache_write: `input` is the uncached part)
 ATIF_METRIC_SIGNALS = (
@@ -19,9 +27,13 @@ ATIF_METRIC_SIGNALS = (
     ("cached_tokens", ("cached_tokens", "cache_read_tokens")),
     ("cost_usd", ("cost_usd",)),
 )
+
+
 #: Signals whose sum is the prompt when no ``prompt_tokens`` signal gives it: ATIF's
 #: prompt counts every input token, cached or not.
 ATIF_PROMPT_PARTS = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
 #: Signals an ATIF field holds as such; every other signal of a trajectory is kept in
 #: ``final_metrics.extra`` under its own name (reward, the input/cache split, ...).
 ATIF_NAMED_SIGNALS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")
@@ -172,6 +184,8 @@ def atif_parse_args(argv):
 def atif_main(argv, map_source, agent, max_bytes, max_line_bytes):
     """The converter: one trace in; one ATIF trajectory (or, with ``--all``, one per line)
     out. Exit 1 with one line on stderr, and nothing on stdout, when the trace fails."""
+    from .stream import SourceFile, collect_records
+
     trace, pick, every, problem = atif_parse_args(argv)
     if problem:
         sys.stderr.write(f"error: {problem}; usage: convert.py TRACE [--trajectory ID | --all]\n")

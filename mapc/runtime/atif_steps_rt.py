@@ -3,16 +3,19 @@
 Shared by the targets that write Agent Trajectory Interchange Format: RELAI's runner puts
 these steps in its result's ``trace.steps``, the atif target's converter (``atif_rt``) in a
 whole trajectory. One builder, so both hosts see the same steps for the same trace.
+
 """
 
 import json
 
+from .eval_rt import content_text, AGENT_ROLES, unpaired_result
+
+
 #: Chat roles that become ATIF ``system`` steps; ``tool`` roles are observations.
 ATIF_SYSTEM_ROLES = ("system", "developer")
+
+
 ATIF_TOOL_ROLES = ("tool", "function", "ipython", "tool_result")
-
-
-# --- ATIF steps from canonical events and their semantic view ---------------
 
 
 def atif_text(value):
@@ -219,7 +222,6 @@ def atif_tool_result(steps, ev, info, calls_seen, notes=None):
         if notes is not None:
             kept = "kept on the step before it, as extra.tool_call_id"
             notes.append(unpaired_result(ev, call_id, kept))
-
 
 
 def atif_tool_event(steps, ev, info, calls_seen):

@@ -14,6 +14,7 @@ Rules the units keep (cap-evolve's adapter contract):
   equal to the reward;
 - feedback never shows the task's gold target: text that comes from data is
   scrubbed of it (see :func:`capevolve_scrub_gold`).
+
 """
 
 import copy
@@ -22,20 +23,27 @@ import math
 import os
 import re
 
+from .agent_rt import bounded_mapping, load_tasks, run_agent
+from .eval_rt import (
+    group_trajectories, content_text, evaluation_scope, template_text, score_evaluators,
+    combine_rewards, unpaired_result,
+)
+from .mapping_rt import json_type, one_line
+
+
 CAPEVOLVE_SPLITS = ("train", "val", "test")
 CAPEVOLVE_WITHHELD = "[withheld]"
 CAPEVOLVE_MAX_RESULT_CHARS = 1000
 CAPEVOLVE_MAX_ERROR_CHARS = 500
 CAPEVOLVE_MAX_GOLD_FORMS = 2000
+
+
 CAPEVOLVE_COMBINE_TEXT = {
     "mean": "the mean of {n} evaluator score(s)",
     "min": "the lowest of {n} evaluator score(s)",
     "weighted": "the weighted mean of {n} evaluator score(s)",
     "primary": "the score of the primary evaluator, {primary}",
 }
-
-
-# --- tasks -------------------------------------------------------------------------
 
 
 def capevolve_data_dir(module_file, env_name):
@@ -108,9 +116,6 @@ def capevolve_task_scope(row, task_id, task_input, target):
         "split": row.get("split"),
         "description": row.get("description"),
     }
-
-
-# --- run_target ----------------------------------------------------------------------
 
 
 def capevolve_unknown_task(task_id, catalog_size):
@@ -273,6 +278,8 @@ def capevolve_run(task_id, row, ctx, seed, program):
     ``catalog_size``. Never raises for a failed run: the reason becomes
     ``error``.
     """
+    from .stream import SourceFile, collect_records
+
     if row is None:
         return capevolve_error_rollout(
             task_id, capevolve_unknown_task(task_id, program["catalog_size"])
@@ -328,9 +335,6 @@ def capevolve_run(task_id, row, ctx, seed, program):
         "tokens": tokens,
         "metadata": metadata,
     }
-
-
-# --- score ---------------------------------------------------------------------------
 
 
 def capevolve_has_trace(trace):

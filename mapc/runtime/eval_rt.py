@@ -4,9 +4,12 @@ A trace is mapped into canonical records; :func:`group_trajectories` puts each
 trajectory's events and signals together; :func:`evaluation_scope` builds the
 object evaluator expressions see; :func:`score_evaluators` runs the generated
 evaluator functions and checks every score against its declared range.
+
 """
 
 import math
+
+from .mapping_rt import MappingError
 
 
 def group_trajectories(records):
@@ -224,6 +227,8 @@ def evaluate_trace(map_source, src, task, functions, table, tables):
     Returns ``(records, state, entry, scope, evaluations, errors)``; raises
     MappingError when the trace cannot be mapped or holds no trajectory.
     """
+    from .stream import collect_records
+
     records, st = collect_records(map_source, src)
     entries = group_trajectories(records)
     entry = pick_trajectory(entries, records, task["id"])

@@ -9,13 +9,11 @@ example comparing a string with a number using ``<``), these helpers raise
 
 Naming: ``_jp_<function>`` implements the JMESPath (or mapc) function of that
 name; other ``_jp_`` units are shared building blocks.
+
 """
 
 import json
 import math
-import posixpath
-import re
-from datetime import datetime, timedelta, timezone
 
 
 class ExpressionTypeError(TypeError):
@@ -24,10 +22,6 @@ class ExpressionTypeError(TypeError):
 
 class ExpressionValueError(ValueError):
     """A value was of the right type but not acceptable (JMESPath invalid-value)."""
-
-
-# ---------------------------------------------------------------------------
-# Building blocks
 
 
 def _jp_typename(value):
@@ -172,70 +166,6 @@ def _jp_check_numbers(function, value):
             raise _jp_type_error(f"{function}() array element", element, "a number")
 
 
-def _jp_check_sortable(function, value):
-    """An array of numbers or an array of strings (the first element decides)."""
-    if not isinstance(value, list):
-        raise _jp_type_error(f"{function}() argument", value, "an array of numbers or of strings")
-    if value:
-        if isinstance(value[0], str):
-            for element in value:
-                if not isinstance(element, str):
-                    raise _jp_type_error(f"{function}() array element", element, "a string")
-        elif _jp_is_number(value[0]):
-            for element in value:
-                if not _jp_is_number(element):
-                    raise _jp_type_error(f"{function}() array element", element, "a number")
-        else:
-            raise _jp_type_error(f"{function}() array element", value[0], "a number or a string")
-
-
-def _jp_sort_key(function, key):
-    """Wrap an ``&expr`` key so that every key is a number or a string, never both."""
-    kinds = []
-
-    def checked(item):
-        result = key(item)
-        if isinstance(result, str):
-            kind = "string"
-        elif _jp_is_number(result):
-            kind = "number"
-        else:
-            raise _jp_type_error(f"{function}() key", result, "a number or a string")
-        if not kinds:
-            kinds.append(kind)
-        elif kinds[0] != kind:
-            raise _jp_type_error(f"{function}() key", result, f"a {kinds[0]} like the others")
-        return result
-
-    return checked
-
-
-# ---------------------------------------------------------------------------
-# JMESPath built-in functions
-
-
-def _jp_abs(value):
-    if not _jp_is_number(value):
-        raise _jp_type_error("abs() argument", value, "a number")
-    return abs(value)
-
-
-def _jp_avg(value):
-    _jp_check_numbers("avg", value)
-    if not value:
-        return None
-    return sum(value) / len(value)
-
-
-def _jp_ceil(value):
-    if not _jp_is_number(value):
-        raise _jp_type_error("ceil() argument", value, "a number")
-    try:
-        return math.ceil(value)
-    except (OverflowError, ValueError):
-        raise ExpressionValueError(f"ceil() cannot round {value!r}") from None
-
-
 def _jp_contains(subject, search):
     if isinstance(subject, str):
         if not isinstance(search, str):
@@ -254,15 +184,6 @@ def _jp_ends_with(subject, suffix):
     return subject.endswith(suffix)
 
 
-def _jp_floor(value):
-    if not _jp_is_number(value):
-        raise _jp_type_error("floor() argument", value, "a number")
-    try:
-        return math.floor(value)
-    except (OverflowError, ValueError):
-        raise ExpressionValueError(f"floor() cannot round {value!r}") from None
-
-
 def _jp_join(glue, value):
     if not isinstance(glue, str):
         raise _jp_type_error("join() argument 1", glue, "a string")
@@ -274,77 +195,10 @@ def _jp_join(glue, value):
     return glue.join(value)
 
 
-def _jp_keys(value):
-    if not isinstance(value, dict):
-        raise _jp_type_error("keys() argument", value, "an object")
-    return list(value)
-
-
 def _jp_length(value):
     if not isinstance(value, (str, list, dict)):
         raise _jp_type_error("length() argument", value, "a string, an array or an object")
     return len(value)
-
-
-def _jp_map(function, value):
-    _jp_check_array("map", value)
-    return [function(element) for element in value]
-
-
-def _jp_max(value):
-    _jp_check_sortable("max", value)
-    return max(value) if value else None
-
-
-def _jp_max_by(value, key):
-    _jp_check_array("max_by", value)
-    return max(value, key=_jp_sort_key("max_by", key)) if value else None
-
-
-def _jp_merge(*objects):
-    merged = {}
-    for position, value in enumerate(objects, 1):
-        if not isinstance(value, dict):
-            raise _jp_type_error(f"merge() argument {position}", value, "an object")
-        merged.update(value)
-    return merged
-
-
-def _jp_min(value):
-    _jp_check_sortable("min", value)
-    return min(value) if value else None
-
-
-def _jp_min_by(value, key):
-    _jp_check_array("min_by", value)
-    return min(value, key=_jp_sort_key("min_by", key)) if value else None
-
-
-def _jp_not_null(*values):
-    for value in values:
-        if value is not None:
-            return value
-    return None
-
-
-def _jp_reverse(value):
-    if isinstance(value, str):
-        return value[::-1]
-    if isinstance(value, list):
-        return value[::-1]
-    raise _jp_type_error("reverse() argument", value, "a string or an array")
-
-
-def _jp_sort(value):
-    _jp_check_sortable("sort", value)
-    return sorted(value)
-
-
-def _jp_sort_by(value, key):
-    _jp_check_array("sort_by", value)
-    if not value:
-        return value
-    return sorted(value, key=_jp_sort_key("sort_by", key))
 
 
 def _jp_starts_with(subject, prefix):
@@ -358,10 +212,6 @@ def _jp_starts_with(subject, prefix):
 def _jp_sum(value):
     _jp_check_numbers("sum", value)
     return sum(value)
-
-
-def _jp_to_array(value):
-    return value if isinstance(value, list) else [value]
 
 
 def _jp_to_number(value):
@@ -393,26 +243,6 @@ def _jp_type(value):
     return name if name in ("string", "boolean", "array", "object", "number", "null") else None
 
 
-def _jp_values(value):
-    if not isinstance(value, dict):
-        raise _jp_type_error("values() argument", value, "an object")
-    return list(value.values())
-
-
-# ---------------------------------------------------------------------------
-# mapc functions
-
-
-def _jp_stable_id(prefix, *parts):
-    """``prefix-<16 hex digits>``: sha256 of the canonical JSON of ``parts``."""
-    if not isinstance(prefix, str):
-        raise _jp_type_error("stable_id() prefix", prefix, "a string")
-    import hashlib  # here, not at module top: loading OpenSSL costs every adapter start-up
-
-    canonical = json.dumps(list(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return prefix + "-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
-
-
 def _jp_parse_json_number(text):
     number = float(text)
     if math.isinf(number):
@@ -438,91 +268,6 @@ def _jp_parse_json(value):
         return None
 
 
-def _jp_to_json(value):
-    try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        raise ExpressionValueError("to_json() cannot encode NaN or Infinity") from None
-
-
-#: The Unix epoch as a naive datetime: moments below are naive UTC, which prints fastest.
-_JP_EPOCH = datetime(1970, 1, 1)
-
-_JP_EPOCH_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-
-
-def _jp_iso8601(value, unit="s"):
-    """An RFC 3339 UTC timestamp from epoch numbers or ISO 8601 strings; else null."""
-    if value.__class__ is float and unit == "s":  # the usual case first: epoch seconds
-        try:
-            return _jp_epoch_text(round(value * 1_000_000))
-        except (ValueError, OverflowError):
-            return None
-    per_second = _jp_per_second("iso8601", unit)
-    try:
-        if value.__class__ is float:
-            # timedelta(microseconds=x) rounds x half to even, as round() does
-            return _jp_epoch_text(round(value * 1_000_000 / per_second))
-        if isinstance(value, int) and not isinstance(value, bool):
-            seconds, rest = divmod(value, per_second)
-            return _jp_epoch_text(seconds * 1_000_000 + rest * 1_000_000 // per_second)
-        if isinstance(value, float):
-            moment = _JP_EPOCH + timedelta(microseconds=value * 1_000_000 / per_second)
-        elif isinstance(value, str):
-            moment = _jp_utc(value)
-        else:
-            return None
-    except (ValueError, OverflowError):
-        return None
-    # a naive datetime prints YYYY-MM-DDTHH:MM:SS, plus .ffffff when there are microseconds
-    return moment.isoformat() + "Z"
-
-
-def _jp_per_second(name, unit):
-    """How many of ``unit`` (an epoch unit of ``name()``: s, ms, us or ns) make a second."""
-    if not isinstance(unit, str):
-        raise _jp_type_error(f"{name}() unit", unit, "a string")
-    per_second = _JP_EPOCH_UNITS.get(unit)
-    if per_second is None:
-        raise ExpressionValueError(f"{name}() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
-    return per_second
-
-
-def _jp_utc(text):
-    """The naive UTC datetime of ISO 8601 ``text`` (without an offset, the time is taken as
-    UTC); ValueError or OverflowError when there is none."""
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment
-
-
-def _jp_epoch_text(us):
-    """``(_JP_EPOCH + timedelta(microseconds=us)).isoformat() + "Z"``, for integer ``us``,
-    without building either object: the date's text is made once per day (datetime's own,
-    in ``_JP_DAYS``) and the time of day from a table of two-digit numbers. ``datetime``
-    took a tenth of a JSON Lines trace's instructions. Out of range: OverflowError, as
-    ``datetime`` raises it."""
-    day, us = divmod(us, 86_400_000_000)
-    date = _JP_DAYS.get(day)
-    if date is None:
-        if len(_JP_DAYS) >= 4096:  # a trace spread over many days: keep the cache small
-            _JP_DAYS.clear()
-        date = _JP_DAYS[day] = (_JP_EPOCH + timedelta(days=day)).date().isoformat()
-    seconds, us = divmod(us, 1_000_000)
-    minutes, seconds = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    two = _JP_TWO_DIGITS
-    if us:
-        return f"{date}T{two[hours]}:{two[minutes]}:{two[seconds]}.{us:06d}Z"
-    return f"{date}T{two[hours]}:{two[minutes]}:{two[seconds]}Z"
-
-
-#: Date texts of the days _jp_epoch_text has seen, by day number since the epoch.
-_JP_DAYS = {}
-_JP_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))
-
-
 def _jp_get(value, key):
     """``value[key]`` for an object and string key or an array and integer key; else null."""
     if isinstance(value, dict):
@@ -536,99 +281,6 @@ def _jp_items(value):
     if not isinstance(value, dict):
         raise _jp_type_error("items() argument", value, "an object")
     return [[key, item] for key, item in value.items()]
-
-
-def _jp_from_items(value):
-    if not isinstance(value, list):
-        raise _jp_type_error("from_items() argument", value, "an array of [key, value] pairs")
-    result = {}
-    for pair in value:
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
-            raise _jp_type_error("from_items() element", pair, "a [string, value] pair")
-        result[pair[0]] = pair[1]
-    return result
-
-
-def _jp_split(subject, separator):
-    if not isinstance(subject, str):
-        raise _jp_type_error("split() argument 1", subject, "a string")
-    if not isinstance(separator, str):
-        raise _jp_type_error("split() argument 2", separator, "a string")
-    if not separator:
-        return list(subject)
-    return subject.split(separator)
-
-
-def _jp_replace(subject, old, new):
-    if not isinstance(subject, str):
-        raise _jp_type_error("replace() argument 1", subject, "a string")
-    if not isinstance(old, str):
-        raise _jp_type_error("replace() argument 2", old, "a string")
-    if not isinstance(new, str):
-        raise _jp_type_error("replace() argument 3", new, "a string")
-    return subject.replace(old, new)
-
-
-def _jp_lower(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("lower() argument", value, "a string")
-    return value.lower()
-
-
-def _jp_upper(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("upper() argument", value, "a string")
-    return value.upper()
-
-
-def _jp_trim(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("trim() argument", value, "a string")
-    return value.strip()
-
-
-_JP_REGEX_CACHE = {}
-
-
-def _jp_regex(pattern):
-    """The compiled form of a (literal, already validated) regex pattern."""
-    compiled = _JP_REGEX_CACHE.get(pattern)
-    if compiled is None:
-        compiled = _JP_REGEX_CACHE[pattern] = re.compile(pattern)
-    return compiled
-
-
-def _jp_regex_extract(subject, pattern, group=None):
-    """First match: ``group`` if given, else group 1 if any, else the whole match."""
-    if group is not None and (isinstance(group, bool) or not isinstance(group, (int, str))):
-        raise _jp_type_error("regex_extract() group", group, "an integer or a string")
-    if not isinstance(subject, str):
-        return None
-    compiled = _jp_regex(pattern)
-    match = compiled.search(subject)
-    if match is None:
-        return None
-    if group is None:
-        group = 1 if compiled.groups else 0
-    try:
-        return match.group(group)
-    except IndexError:
-        raise ExpressionValueError(f"regex_extract() has no group {group!r}") from None
-
-
-def _jp_regex_findall(subject, pattern):
-    """Every match (group 1 if the pattern has groups); null if not a string."""
-    if not isinstance(subject, str):
-        return None
-    compiled = _jp_regex(pattern)
-    group = 1 if compiled.groups else 0
-    return [match.group(group) for match in compiled.finditer(subject)]
-
-
-def _jp_regex_test(subject, pattern):
-    if not isinstance(subject, str):
-        return False
-    return _jp_regex(pattern).search(subject) is not None
 
 
 def _jp_group_key(function, key):
@@ -652,47 +304,6 @@ def _jp_index_by(value, key):
     return result
 
 
-def _jp_unique_by(value, key):
-    _jp_check_array("unique_by", value)
-    seen = set()
-    result = []
-    for item in value:
-        name = _jp_group_key("unique_by", key(item))
-        if name not in seen:
-            seen.add(name)
-            result.append(item)
-    return result
-
-
-def _jp_merge_by(value, key):
-    _jp_check_array("merge_by", value)
-    merged = {}
-    for item in value:
-        if not isinstance(item, dict):
-            raise _jp_type_error("merge_by() array element", item, "an object")
-        name = _jp_group_key("merge_by", key(item))
-        if name is None:
-            continue
-        target = merged.get(name)
-        if target is None:
-            merged[name] = dict(item)
-        else:
-            for field, field_value in item.items():
-                if field_value is not None or field not in target:
-                    target[field] = field_value
-    return list(merged.values())
-
-
-def _jp_group_by(value, key):
-    _jp_check_array("group_by", value)
-    groups = {}
-    for item in value:
-        name = _jp_group_key("group_by", key(item))
-        if name is not None:
-            groups.setdefault(name, []).append(item)
-    return groups
-
-
 def _jp_coalesce(*values):
     for value in values:
         if value is not None:
@@ -710,110 +321,9 @@ def _jp_concat(*arrays):
     return result
 
 
-def _jp_sha256(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("sha256() argument", value, "a string")
-    import hashlib
+def _jp_iso8601(value, unit="s"):
+    """iso8601(): :func:`timestamps.iso8601`, imported on the first call (with ``datetime``,
+    5 M instructions: a probe never pays it)."""
+    from .timestamps import iso8601
 
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
-
-
-def _jp_basename(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("basename() argument", value, "a string")
-    return posixpath.basename(value)
-
-
-def _jp_dirname(value):
-    if not isinstance(value, str):
-        raise _jp_type_error("dirname() argument", value, "a string")
-    return posixpath.dirname(value)
-
-
-def _jp_numbers(name, left, right):
-    """Whether ``name(left, right)`` can be computed: False when either side is null (the
-    result is null: a field the trace left out), True for two numbers; anything else is an
-    invalid-type error."""
-    if left is None or right is None:
-        return False
-    if not _jp_is_number(left):
-        raise _jp_type_error(f"{name}() argument 1", left, "a number")
-    if not _jp_is_number(right):
-        raise _jp_type_error(f"{name}() argument 2", right, "a number")
-    return True
-
-
-def _jp_finite(value):
-    """A float result that overflowed (inf) or has no value (nan) is null: JSON has neither."""
-    return value if value.__class__ is not float or math.isfinite(value) else None
-
-
-def _jp_add(left, right):
-    return _jp_finite(left + right) if _jp_numbers("add", left, right) else None
-
-
-def _jp_subtract(left, right):
-    return _jp_finite(left - right) if _jp_numbers("subtract", left, right) else None
-
-
-def _jp_multiply(left, right):
-    return _jp_finite(left * right) if _jp_numbers("multiply", left, right) else None
-
-
-def _jp_divide(left, right):
-    if not _jp_numbers("divide", left, right) or right == 0:
-        return None
-    try:
-        return _jp_finite(left / right)
-    except OverflowError:  # an integer too large for a float
-        return None
-
-
-def _jp_modulo(left, right):
-    if not _jp_numbers("modulo", left, right) or right == 0:
-        return None
-    return _jp_finite(left % right)
-
-
-def _jp_floor_divide(left, right):
-    if not _jp_numbers("floor_divide", left, right) or right == 0:
-        return None
-    return _jp_finite(left // right)
-
-
-def _jp_negate(value):
-    if value is None:
-        return None
-    if not _jp_is_number(value):
-        raise _jp_type_error("negate() argument", value, "a number")
-    return -value
-
-
-def _jp_epoch(value, unit="s"):
-    """Seconds since the Unix epoch: of an ISO 8601 string (read as ``iso8601()`` reads
-    it: without an offset, UTC), or of an epoch number in ``unit``; else null. A whole
-    number of seconds is an integer."""
-    per_second = _jp_per_second("epoch", unit)
-    if isinstance(value, str):
-        try:
-            delta = _jp_utc(value) - _JP_EPOCH
-        except (ValueError, OverflowError):
-            return None
-        seconds, us = delta.days * 86_400 + delta.seconds, delta.microseconds
-        return seconds + us / 1_000_000 if us else seconds
-    if not _jp_is_number(value):
-        return None
-    if value.__class__ is int and value % per_second == 0:
-        return value // per_second
-    return _jp_finite(value / per_second)
-
-
-def _jp_round(value, digits=None):
-    if not _jp_is_number(value):
-        raise _jp_type_error("round() argument 1", value, "a number")
-    if digits is not None and (isinstance(digits, bool) or not isinstance(digits, int)):
-        raise _jp_type_error("round() digits", digits, "an integer")
-    try:
-        return round(value) if digits is None else round(value, digits)
-    except (OverflowError, ValueError):
-        raise ExpressionValueError(f"round() cannot round {value!r}") from None
+    return iso8601(value, unit)

@@ -3,7 +3,16 @@
 They hold what every spec's mapping does the same way, so the generated entry file says only
 what the spec says: which field, which expression, which spec line. ``st.emit`` is the
 ``emit`` that ``map_source`` was given.
+
 """
+
+from itertools import islice
+
+from .mapping_rt import (
+    MappingError, child_id, coerce_id, coerce_nonempty_text, coerce_time, coerce_object,
+    coerce_scalar, missing_required,
+)
+
 
 _PLAIN_SCALARS = (str, int, bool)
 _PARENT_KEYS = {"case": "run_id", "group": "case_id", "trajectory": "group_id"}
@@ -276,29 +285,6 @@ def default_records(st, scope, kinds, parent=None, loc=""):
     for kind in kinds:
         parent = default_record(st, kind, parent, loc, scope)
     return parent
-
-
-def source_probe(fmt, container, nbytes, nlines, required, when, confidence, tables, *extra):
-    """The ``probe(path, limit=None)`` of an adapter: at most ``nbytes`` (or RLViz's smaller
-    ``limit``) and ``nlines`` lines, the ``required`` fields, and ``when(doc, scope)``;
-    ``extra``: the required fields as the spec wrote them when that is not the dotted paths,
-    then ``(columns, delimiter)`` of a csv container."""
-    required_text = tuple(".".join(map(str, p)) for p in required)
-    if extra and extra[0]:
-        required_text = extra[0]
-    csv_format = extra[1] if len(extra) > 1 else None
-
-    def test(doc):
-        return truthy(when(doc, {"tables": tables}))
-
-    def probe(path, limit=None):
-        limit = nbytes if limit is None else max(1, min(limit, nbytes))
-        return probe_source(
-            path, container, limit, nlines, required, test if when else None, confidence, fmt,
-            required_text, csv_format,
-        )
-
-    return probe
 
 
 def native_event_id(st, value, default, where):

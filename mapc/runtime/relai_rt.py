@@ -6,6 +6,7 @@ spec, turns the trajectory into ATIF steps, scores every evaluator and writes
 one ``relai.custom_run.v1`` JSON object. Whatever goes wrong with the task,
 the agent or the grading becomes a result with ``failure`` (exit 0); only a
 result that cannot be written at all makes the runner exit nonzero.
+
 """
 
 import json
@@ -15,16 +16,25 @@ import stat
 import sys
 import tempfile
 
+from .agent_rt import bounded_mapping, load_tasks, run_agent
+from .atif_steps_rt import atif_text, atif_steps
+from .eval_rt import is_subtrajectory, evaluate_trace
+from .mapping_rt import one_line
+
+
 RELAI_RESULT_SCHEMA = "relai.custom_run.v1"
+
+
 #: Replacement text for sensitive values (the first one no secret occurs in).
 REDACTION_MARKERS = ("[REDACTED]", "********", "########")
+
+
 #: Result fields holding free-form data, whose keys and numbers are redacted too.
 RELAI_FREE_FORM = ("arguments", "extra", "metadata")
+
+
 #: Result fields whose values the contract fixes: never redacted.
 RELAI_STRUCTURAL = ("schema_version", "task_id", "evaluator_id", "source", "kind", "timestamp")
-
-
-# --- the runner result -----------------------------------------------------------
 
 
 def relai_result(task_id, steps=(), final_output="", evaluations=()):
@@ -111,6 +121,8 @@ def relai_missing_requirements(requirements, environ, project_root):
 
 def relai_run_task(task_id, program, environ, log):
     """Run one task end to end and return its result; mapping warnings go to ``log``."""
+    from .stream import SourceFile
+
     root = program["project_root"]
     tasks = load_tasks(program["tasks_file"])
     task = next((t for t in tasks if t["id"] == task_id), None)
@@ -166,9 +178,6 @@ def relai_run_task(task_id, program, environ, log):
         )
         result["evaluation_errors"] = errors
     return result
-
-
-# --- redaction and writing ---------------------------------------------------------
 
 
 def relai_secrets(names, environ):

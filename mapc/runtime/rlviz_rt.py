@@ -6,17 +6,25 @@ answer ``probe`` from a bounded prefix, stream canonical NDJSON for
 ``stream``, keep stdout for protocol JSON only, and turn every failure into a
 single line on stderr with a nonzero exit: 2 for a malformed invocation or
 request, 1 when the source cannot be read or mapped.
+
 """
 
 import json
 import os
 import sys
 
+from .mapping_rt import _RFC3339, MappingError, contained, warn_stderr, one_line
+
+
 RLVIZ_API_VERSION = "rlviz.dev/v1alpha1"
 RLVIZ_MAX_REQUEST_BYTES = 1 << 20
+
+
 #: what RLViz reads of an adapter's stream (``internal/plugins/host.go``) and of one record
 #: (``internal/model/decoder.go``): the stream stops before it would pass them
 RLVIZ_OUTPUT_LIMITS = (32 << 20, 8 << 20, "RLViz")
+
+
 _RLVIZ_REQUEST_KEYS = ("api_version", "operation", "source", "options", "limits")
 _RLVIZ_SOURCE_KEYS = ("path", "root", "kind", "size_bytes", "modified_at")
 _RLVIZ_LIMIT_KEYS = ("probe_bytes", "timeout_ms")
@@ -122,6 +130,8 @@ def rlviz_probe(req, probe):
 
 def rlviz_stream(req, map_source, max_bytes, max_line_bytes, out):
     """Map the requested source and write canonical NDJSON (``complete`` last) to ``out``."""
+    from .stream import MapState, SourceFile, write_canonical
+
     source = req["source"]
     if source.get("kind") == "directory":
         raise MappingError("source is a directory; this adapter reads files")

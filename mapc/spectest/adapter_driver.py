@@ -31,8 +31,9 @@ def main(argv):
         # units the entry file does not import itself are in its runtime package
         runtime = sys.modules.get("mapc_runtime")
         for name in ("MapState", "SourceFile", "one_line"):
-            if not hasattr(module, name) and hasattr(runtime, name):
-                setattr(module, name, getattr(runtime, name))
+            found = runtime_name(runtime, name) if not hasattr(module, name) else None
+            if found is not None:
+                setattr(module, name, found)
         for name in ("map_source", "MapState", "SourceFile", "MAX_BYTES", "MAX_LINE_BYTES"):
             getattr(module, name)
     except Exception as exc:  # noqa: BLE001 - any failure is the answer
@@ -50,6 +51,21 @@ def main(argv):
             error = one_line(exc) if one_line else f"{type(exc).__name__}: {exc}"
         print(PREFIX + json.dumps({"records": records, "error": error}, ensure_ascii=False, allow_nan=False))
     return 0
+
+
+def runtime_name(runtime, name):
+    """``name`` from the runtime package: its attribute (built before its modules were mapc's
+    own files), or of the module that defines it (``mapc_runtime.stream.MapState``)."""
+    if runtime is None or hasattr(runtime, name):
+        return getattr(runtime, name, None)
+    for module in ("stream", "mapping_rt"):
+        try:
+            found = getattr(importlib.import_module(f"mapc_runtime.{module}"), name, None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    return None
 
 
 def load_runtime(folder):

@@ -109,15 +109,15 @@ class Executor:
 
     def _evaluation_namespace(self) -> dict:
         if self._evaluation is None:
-            from mapc.codegen.program import build_program, load_module, module_source
+            from mapc.codegen.program import IN_PROCESS, build_program, load_module, module_source
             from mapc.build import resolve_target
 
             shared = resolve_target("cap-evolve").shared_runtime()  # the runtime that scores
             text = module_source(build_program(self.spec), entry="", with_evaluation=True, with_probe=False,
                                  docstring=f"mapc test: in-process evaluation of {self.spec.name}",
                                  units=_EVAL_UNITS, shared=shared,
-                                 keep=("MAX_BYTES", "MAX_LINE_BYTES"))
-            self._evaluation = load_module(text, "mapc_test_evaluation", shared.files)
+                                 keep=("MAX_BYTES", "MAX_LINE_BYTES"), check_runtime=False)
+            self._evaluation = load_module(text, "mapc_test_evaluation", IN_PROCESS)
         return self._evaluation
 
 
@@ -130,13 +130,13 @@ _MAX_COMPILED = 16
 
 
 def _compiled(spec: ir.Spec) -> tuple[str, dict]:
-    from mapc.build import mapping_runtime, mapping_source
-    from mapc.codegen.program import load_module
+    from mapc.build import mapping_source
+    from mapc.codegen.program import IN_PROCESS, load_module
 
     hit = _COMPILED.get(spec.digest)
     if hit is None:
         text = mapping_source(spec)
-        hit = (text, load_module(text, _PROGRAM_NAME, mapping_runtime()))
+        hit = (text, load_module(text, _PROGRAM_NAME, IN_PROCESS))
         if len(_COMPILED) >= _MAX_COMPILED:
             _COMPILED.pop(next(iter(_COMPILED)))
         _COMPILED[spec.digest] = hit

@@ -74,7 +74,7 @@ class Target:
             _ENVIRONMENTS[folder] = environment(folder)
         return _ENVIRONMENTS[folder].get_template(template).render(**context)
 
-    #: Runtime modules (``mapc/runtime/*_rt.py``) this target's runtime holds besides the core.
+    #: Runtime modules (``mapc/runtime/*.py``) this target's runtime holds besides the core.
     runtime_modules: tuple[str, ...] = ()
     #: Whether the host reads events' semantic views (``MapState(semantics=True)``: role,
     #: content... of each event, a trajectory's ``final_output``); if not, no code computes them.
@@ -86,8 +86,8 @@ class Target:
         return False
 
     def shared_runtime(self):
-        """The runtime module every build for this target writes (``mapc.runtime.SharedRuntime``)."""
-        from mapc.runtime import shared_runtime
+        """The runtime module every build for this target writes (``mapc.runtime_files.SharedRuntime``)."""
+        from mapc.runtime_files import shared_runtime
 
         return shared_runtime(self.name, self.runtime_modules)
 

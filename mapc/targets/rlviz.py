@@ -120,7 +120,6 @@ class RlvizTarget(Target):
         adapter = module_source(
             program,
             entry=render_template("rlviz/adapter_entry.py.j2"),
-            probe_stop=render_template("rlviz/adapter_probe.py.j2"),
             docstring=_docstring(spec),
             header="#!/usr/bin/env python3",
             shared=shared,

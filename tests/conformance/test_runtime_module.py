@@ -55,9 +55,11 @@ def test_rlviz_digest_survives_running_the_adapter_by_hand(real_rlviz, tmp_path)
                               str(_request(tmp_path, fixture))], cwd=plugin, env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 0 and json.loads(run.stdout)["supported"] is True, run.stderr
-        # a probe imports the runtime's probe part only (D76)
-        assert "| mapc_runtime.probe\n" in run.stderr and "mapc_runtime.stream" not in run.stderr
-        assert "mapc_runtime.mapping_rt" not in run.stderr
+        # a probe imports the modules the entry names and the probe's own (sniff), never the
+        # stream's, nor what only other sources need (D76, D13x-rt)
+        assert "| mapc_runtime.rlviz_rt\n" in run.stderr and "| mapc_runtime.sniff\n" in run.stderr
+        for module in ("stream", "csv", "document", "merge", "timestamps", "jmespath_more"):
+            assert f"mapc_runtime.{module}\n" not in run.stderr, module
         stream = subprocess.run([sys.executable, *flags, "-X", "importtime", "adapter.py", "stream", "--request",
                                  str(_request(tmp_path, fixture, "stream"))], cwd=plugin, env=env,
                                 capture_output=True, text=True, timeout=60)

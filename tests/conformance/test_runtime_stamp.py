@@ -1,8 +1,8 @@
 """An entry file runs only with the runtime it was built with (D132), under the real hosts.
 
-Each build's ``mapc_runtime/__init__.py`` carries ``RUNTIME`` (its title and the SHA-256 of
-its parts); each entry file compares it with its own copy before it takes a name from the
-package. A ``mapc_runtime/`` from another build (another mapc version, another target) fails
+Each build's ``mapc_runtime/__init__.py`` carries, in its header comment, its title and the
+SHA-256 of its other files (the package reads it as ``RUNTIME``); each entry file compares it
+with its own copy before it takes a name from the package. A ``mapc_runtime/`` from another build (another mapc version, another target) fails
 with one line naming both and the fix: on stderr with exit status 1 run as a script
 (RLViz, RELAI, ATIF), as an ImportError imported (cap-evolve's loader). The unmodified
 builds pass the real hosts in test_runtime_module.py.
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import mapc
-import mapc.runtime as runtime
+import mapc.runtime_files as runtime
 from mapc.build import build, resolve_target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,8 +105,20 @@ def test_the_stamp_is_the_sha256_of_the_parts_manifest(tmp_path):
                     for p in sorted(package.glob("*.py"), key=lambda p: p.name.encode()) if p.name != "__init__.py")
     shared = resolve_target("rlviz").shared_runtime()
     assert shared.parts_sha256 == hashlib.sha256(lines.encode()).hexdigest()
-    stamp = f'RUNTIME = (\n    "{shared.title}",\n    "{shared.parts_sha256}",\n)\n'
-    assert stamp in (package / "__init__.py").read_text() and stamp in entry.read_text()
+    header = f"# RUNTIME: {shared.title}\n# RUNTIME SHA-256: {shared.parts_sha256}\n"
+    assert header in (package / "__init__.py").read_text()
+    assert f'RUNTIME = (\n    "{shared.title}",\n    "{shared.parts_sha256}",\n)\n' in entry.read_text()
+
+
+def test_a_runtime_without_its_stamp_fails_with_one_line(tmp_path):
+    """mapc's own ``mapc/runtime/`` copied in place of the build's (no header: no stamp)."""
+    entry = _built(tmp_path, "rlviz")
+    init = entry.parent / runtime.RUNTIME_PACKAGE / "__init__.py"
+    init.write_text(runtime.strip_header(init.read_text()))
+    run = subprocess.run([sys.executable, entry.name, "probe"], cwd=entry.parent, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 1 and run.stdout == ""
+    _one_line(run.stderr, "runtime of another mapc version", f"mapc {mapc.__version__} rlviz runtime")
 
 
 def test_real_rlviz_reports_a_swapped_runtime_as_a_failure(real_rlviz, tmp_path, monkeypatch):

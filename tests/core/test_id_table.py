@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import tracemalloc
 
-from mapc.runtime import mapping_rt as rt
+from runtime_names import rt
 
 
 def _keys(n: int, seed: int = 3) -> list[str]:

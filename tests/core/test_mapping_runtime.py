@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from mapc.runtime import mapping_rt as rt
+from runtime_names import rt
 
 
 def _src(tmp_path, name: str, data: bytes, **kw) -> rt.SourceFile:

@@ -22,7 +22,7 @@ from hypothesis import strategies as hs
 from shared_paths import CORPUS
 
 from mapc.build import mapping_namespace, run_mapping
-from mapc.runtime import mapping_rt as rt
+from runtime_names import rt
 from mapc.spec import load_spec
 from mapc.streaming import FLATTEN, PLAIN, PROJECT, stream_plan
 
@@ -229,11 +229,11 @@ def _map(spec, ns, source: Path) -> tuple:
 
 
 def _runtime_of(ns):
-    """The globals of the runtime part a mapping program's ``SourceFile`` lives in, and the
-    JSON document reader class (in a part of its own, which that part calls through a
-    forwarding function: D79)."""
-    package = ns["__builtins__"]["__import__"]("mapc_runtime")
-    return ns["SourceFile"].__init__.__globals__, package.JsonDocumentReader
+    """The globals of the runtime module a mapping program's ``SourceFile`` lives in, and the
+    JSON document reader class (in a module of its own, which ``stream`` imports on the
+    first document: D79)."""
+    document = ns["__builtins__"]["__import__"]("mapc_runtime.document", fromlist=["JsonDocumentReader"])
+    return ns["SourceFile"].__init__.__globals__, document.JsonDocumentReader
 
 
 def test_every_streaming_spec_maps_every_fixture_and_corpus_trace_to_the_same_bytes(monkeypatch):

@@ -70,7 +70,7 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
         "mapc_runtime/document.py", "mapc_runtime/document_long.py", "mapc_runtime/jmespath_more.py",
         "mapc_runtime/jmespath_rt.py", "mapc_runtime/limits.py", "mapc_runtime/mapping_rt.py",
         "mapc_runtime/merge.py", "mapc_runtime/records_rt.py", "mapc_runtime/sessions_rt.py",
-        "mapc_runtime/sniff.py", "mapc_runtime/subtrajectory.py",
+        "mapc_runtime/sniff.py", "mapc_runtime/stream.py", "mapc_runtime/subtrajectory.py",
         "mapc_runtime/timestamps.py", "samples/results.jsonl"]
     converted = subprocess.run([sys.executable, str(out / "convert.py"), str(TRACE)], capture_output=True,
                                timeout=120, env={"PATH": os.environ.get("PATH", "")})
@@ -81,7 +81,7 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
     assert lock["target"] == "ndjson-cli"
     on_disk = [(p.relative_to(out).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
                for p in (out / "mapc_runtime").iterdir()]
-    from mapc.runtime import manifest_sha256
+    from mapc.runtime_files import manifest_sha256
 
     assert lock["runtime"] == {"path": "mapc_runtime", "sha256": manifest_sha256(on_disk)}
     from mapc.codegen.templating import template_digest

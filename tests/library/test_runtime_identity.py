@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mapc.runtime import RUNTIME_PACKAGE, manifest_sha256
+from mapc.runtime_files import RUNTIME_PACKAGE, manifest_sha256
 from mapc.targets import get_target
 
 
@@ -34,9 +34,11 @@ def test_every_library_spec_gets_the_same_rlviz_runtime(library_plugins):
 
 
 def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules():
+    from mapc.runtime_files import CORE
+
     runtimes = {t: get_target(t).shared_runtime() for t in ("rlviz", "relai", "cap-evolve")}
     assert len({r.sha256 for r in runtimes.values()}) == 3
-    assert runtimes["rlviz"].modules == ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "rlviz_rt")
+    assert runtimes["rlviz"].modules == (*CORE, "rlviz_rt")
     assert "relai_main" in runtimes["relai"].units and "relai_main" not in runtimes["cap-evolve"].units
     for r in runtimes.values():
         files = dict(r.files)
@@ -45,70 +47,59 @@ def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules()
             compile(text, path, "exec")
 
 
-def test_the_rlviz_stream_part_holds_what_only_a_stream_runs():
-    """A probe imports the parts that define what the entry imports: never ``stream``, whose
-    units (the readers, the id bookkeeping, the writer) only mapping a source runs."""
-    from mapc.runtime import STREAM_PART
-
-    r = get_target("rlviz").shared_runtime()
-    files = dict(r.files)
-    stream = files[f"{RUNTIME_PACKAGE}/{STREAM_PART}.py"]
-    for name in ("SourceFile", "MapState", "IdTable", "write_canonical", "rlviz_stream"):
-        assert f"\ndef {name}(" in stream or f"\nclass {name}" in stream, name
-    probe_side = {"source_probe", "probe_source", "rlviz_main", "rlviz_probe", "emit_event", "child_id"}
-    others = "".join(text for path, text in r.files if not path.endswith(f"/{STREAM_PART}.py"))
-    assert all(f"\ndef {n}(" in others for n in probe_side)
-    # the other parts reach the stream part only through forwarders that import it late
-    assert "from .stream import" not in others and 'load_part("stream").rlviz_stream(' in others
-    assert len(stream) > len(files[f"{RUNTIME_PACKAGE}/mapping_rt.py"]) / 2
-    # what a probe and a stream both run is a part of its own, which imports no other part
-    # (D76): not the mapping helpers nor the JMESPath functions a probe's `when` seldom uses
-    probe = files[f"{RUNTIME_PACKAGE}/probe.py"]
-    for name in ("rlviz_main", "rlviz_probe", "source_probe", "one_line", "_jp_type", "_jp_eq"):
-        assert f"\ndef {name}(" in probe, name
-    for name in ("emit_event", "put", "coerce_text", "_jp_sort_by", "_jp_join"):
-        assert f"\ndef {name}(" not in probe, name
-    assert "\nfrom ." not in probe  # it imports no other part
-    assert "\ndef _jp_sort_by(" in files[f"{RUNTIME_PACKAGE}/jmespath_more.py"]
-    for target in ("relai", "cap-evolve"):  # no probe entry: no probe part
-        assert f"{RUNTIME_PACKAGE}/probe.py" not in dict(get_target(target).shared_runtime().files)
+def _top_imports(text: str) -> set[str]:
+    """The sibling modules a runtime file imports at its top (not inside a function)."""
+    return {line.split()[1][1:] for line in text.splitlines() if line.startswith("from .")}
 
 
-def test_what_few_sources_need_is_in_parts_loaded_on_first_use():
+def test_the_stream_module_holds_what_only_a_stream_runs():
+    """A probe imports the modules its entry names: never ``stream``, whose definitions (the
+    readers, the id bookkeeping, the writer) only mapping a source runs (D13x-rt)."""
+    files = {path.split("/")[-1][:-3]: text for path, text in get_target("rlviz").shared_runtime().files}
+    for name in ("SourceFile", "MapState", "IdTable", "write_canonical"):
+        assert f"\ndef {name}(" in files["stream"] or f"\nclass {name}" in files["stream"], name
+    for name in ("rlviz_main", "rlviz_probe", "rlviz_stream"):
+        assert f"\ndef {name}(" in files["rlviz_rt"], name
+    # the modules an entry names reach `stream` only inside the functions that need it
+    for module in ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "rlviz_rt"):
+        assert "stream" not in _top_imports(files[module]), module
+    assert "    from .stream import MapState, SourceFile, write_canonical" in files["rlviz_rt"]
+    assert "\ndef _jp_sort_by(" in files["jmespath_more"] and "\ndef _jp_type(" in files["jmespath_rt"]
+
+
+def test_what_few_sources_need_is_in_modules_loaded_on_first_use():
     """A stream compiles neither what only a probe runs (reading and parsing a prefix), nor CSV
     unless its source is CSV, nor the JSON document reader unless a document streams (nor its
     code for values longer than a window unless it meets one, D97), nor what stops a stream
-    at a host's output limits unless it reaches them (D96), nor
-    `iso8601()` (and `datetime`) unless the entry imports it (D79), nor what maps a
-    `subtrajectory` unless the spec has one (D109):
-    each is a part of its own, reached from the parts a stream imports only through
-    forwarding functions, and the part a probe alone adds imports only the probe part."""
+    at a host's output limits unless it reaches them (D96), nor `iso8601()` (and `datetime`)
+    until it is called (D79), nor what maps a `subtrajectory` unless the spec has one (D109):
+    each is a module of its own that its callers import inside the function that needs it."""
     r = get_target("rlviz").shared_runtime()
     files = {path.split("/")[-1][:-3]: text for path, text in r.files}
     owners = {"sniff": ("probe_source", "parse_prefix", "_PrefixParser", "read_prefix"),
               "csv": ("csv_rows", "csv_probe_values", "csv_header", "csv_record", "CSV_CONVERTERS"),
-              "document": ("JsonDocumentReader",), "timestamps": ("_jp_iso8601", "_jp_epoch_text"),
+              "document": ("JsonDocumentReader",), "timestamps": ("iso8601", "_jp_epoch_text"),
               "document_long": ("skip_long", "skip_long_string", "read_long", "whole_document", "_STRING_BODY"),
               "limits": ("output_limit", "record_label"),
+              "merge": ("MergeGroup", "merge_step"),
               "subtrajectory": ("map_subtrajectory", "subtrajectory_file", "claim_subtrajectory",
                                 "Subtrajectories", "MAX_SUBTRAJECTORY_DEPTH", "MAX_SUBTRAJECTORY_FILES")}
-    stream_side = ("probe", "mapping_rt", "records_rt", "jmespath_rt", "stream")
-    for part, names in owners.items():
+    stream_side = ("mapping_rt", "records_rt", "jmespath_rt", "sessions_rt", "rlviz_rt", "stream")
+    for module, names in owners.items():
         for name in names:
-            defined = [p for p, text in files.items()
-                       if f"\nclass {name}" in text or f"\n{name} = " in text
-                       or (f"\ndef {name}(" in text and f'load_part("{part}").{name}(' not in text)]
-            assert defined == [part], (name, defined)
-        for other in stream_side:  # never imported at the top of what a stream imports
-            assert f"from .{part} import" not in files[other], (part, other)
-    assert 'load_part("sniff").probe_source(' in files["probe"]
-    assert 'load_part("document").JsonDocumentReader(' in files["stream"]
-    assert 'load_part("document_long").skip_long(' in files["document"]  # a value longer than a window
-    assert 'load_part("limits").output_limit(' in files["stream"]  # output at a host's limits (D96)
-    assert 'load_part("subtrajectory").claim_subtrajectory(' in files["stream"]  # MapState.level (D109)
-    assert [line for line in files["sniff"].splitlines() if line.startswith("from .")] == [
-        line for line in files["sniff"].splitlines() if line.startswith("from .probe import")]
-    for target in ("relai", "cap-evolve"):  # their runners load these parts on first use too
+            defined = [m for m, text in files.items()
+                       if f"\nclass {name}" in text or f"\n{name} = " in text or f"\ndef {name}(" in text]
+            assert defined == [module], (name, defined)
+        for other in stream_side:
+            assert module not in _top_imports(files[other]), (module, other)
+    assert "        from .sniff import probe_source" in files["mapping_rt"]
+    assert "        from .document import JsonDocumentReader" in files["stream"]
+    assert "        from .document_long import skip_long" in files["document"]  # a value longer than a window
+    assert "        from .limits import output_limit" in files["stream"]  # output at a host's limits (D96)
+    assert "        from .subtrajectory import claim_subtrajectory" in files["stream"]  # MapState.level (D109)
+    assert "    from .timestamps import iso8601" in files["jmespath_rt"]
+    assert "    from .merge import MergedElements as merged" in files["sessions_rt"]
+    for target in ("relai", "cap-evolve"):  # their runners load these modules on first use too
         assert "csv.py" in "".join(p for p, _ in get_target(target).shared_runtime().files)
 
 

@@ -153,10 +153,18 @@ def test_a_changed_agent_command_in_the_code_is_a_finding(tmp_path: Path):
 
 
 # -- the scanner, unit ------------------------------------------------------------------------
-def _runtime_unit(name: str) -> str:
-    from mapc import runtime
+def _runtime_unit(name: str, module: str = "agent_rt") -> str:
+    """One function of a runtime module, with the module's standard-library imports."""
+    import ast
 
-    return "\n".join(runtime.imports_for([name])) + "\n\n" + runtime.extract([name])
+    from mapc import runtime_files
+
+    text = runtime_files.source_text(module)
+    tree = ast.parse(text)
+    imports = [ast.get_source_segment(text, n) for n in tree.body
+               if isinstance(n, (ast.Import, ast.ImportFrom)) and not getattr(n, "level", 0)]
+    node = next(n for n in tree.body if getattr(n, "name", None) == name)
+    return "\n".join(imports) + "\n\n\n" + ast.get_source_segment(text, node) + "\n"
 
 
 def test_mapcs_own_runner_is_expected_but_an_edited_copy_is_flagged():

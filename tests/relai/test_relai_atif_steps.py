@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from relai_support import atif_trajectory
-from mapc import runtime
+from mapc import runtime_files as runtime
 from mapc.validators.relai.atif import step_problems
 
 RT = runtime.namespace()

@@ -94,7 +94,7 @@ def test_generated_python_is_formatted(built):
             assert text.startswith("#!/usr/bin/env python3\n") and text.endswith("\n") and "\t" not in text
         # the parts this target writes (entry, protocol runtime, test runner) keep lines short
         adapter = (plugin / "adapter.py").read_text()
-        runtime = (plugin / "mapc_runtime" / "probe.py").read_text()  # rlviz_rt's units: a probe runs them
+        runtime = (plugin / "mapc_runtime" / "rlviz_rt.py").read_text()  # the host protocol
         own = runtime[runtime.index("class RequestError"):]
         own += adapter[adapter.rindex('if __name__ == "__main__":'):]
         own += (plugin / "test_adapter.py").read_text()
@@ -163,11 +163,11 @@ def test_a_probe_imports_only_the_probe_part_of_the_runtime(built, tmp_path):
             parts = {line.rsplit("|", 1)[1].strip() for line in run.stderr.splitlines()
                      if line.startswith("import time:") and "mapc_runtime" in line}
             csv = {"mapc_runtime.csv"} if "source_probe(FORMAT, 'csv'" in entry else set()
-            if operation == "probe":  # and the part only a probe runs, CSV's for a CSV source (D79)
-                probe_parts = {"mapc_runtime", "mapc_runtime.probe", "mapc_runtime.sniff"}
-                assert parts == probe_parts | csv, (name, parts)
+            named = {f"mapc_runtime.{m}" for m in re.findall(r"^from mapc_runtime\.(\w+) import", entry, re.M)}
+            if operation == "probe":  # what the entry names, and what only a probe runs (D79, D13x-rt)
+                assert parts == {"mapc_runtime", "mapc_runtime.sniff"} | named | csv, (name, parts)
             else:
-                assert {"mapc_runtime.probe", "mapc_runtime.stream", "mapc_runtime.records_rt"} <= parts
+                assert {"mapc_runtime.stream", "mapc_runtime.records_rt"} | named <= parts
                 assert "mapc_runtime.sniff" not in parts and parts & {"mapc_runtime.csv"} == csv, (name, parts)
                 uses_more = any(re.search(rf"\b{n}\b", entry) for n in more_names)
                 assert ("mapc_runtime.jmespath_more" in parts) == uses_more, (name, parts)

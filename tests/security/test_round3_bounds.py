@@ -17,7 +17,7 @@ import pytest
 from mapc.build import load_checked, mapping_namespace, run_mapping
 from mapc.drift import PathIndex
 from mapc.expressions import ExpressionError, compile_expression
-from mapc.runtime.mapping_rt import IdTable, MapState
+from mapc.runtime.stream import IdTable, MapState
 from mapc.spec.semantic import MAX_EXPRESSION_CHARS
 from security_support import ROOT
 

@@ -244,8 +244,8 @@ def _symlinked_runtime(out, evil):
 
 
 def _symlinked_runtime_part(out, evil):
-    (out / "mapc_runtime" / "probe.py").unlink()
-    (out / "mapc_runtime" / "probe.py").symlink_to(evil / "adapter.py")
+    (out / "mapc_runtime" / "rlviz_rt.py").unlink()
+    (out / "mapc_runtime" / "rlviz_rt.py").symlink_to(evil / "adapter.py")
 
 
 @pytest.mark.parametrize("tamper", [_dotdot_output, _dotdot_file, _absolute_output, _absolute_file,

@@ -24,7 +24,7 @@ import pytest
 
 import hosts
 from mapc.build import build, mapping_namespace
-from mapc.runtime import mapping_rt as rt
+from runtime_names import rt
 from mapc.spec import load_spec
 from mapc.validators.rlviz.validate import ValidationFailure, validate
 
