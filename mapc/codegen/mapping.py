@@ -25,7 +25,7 @@ from mapc.codegen.pysrc import Writer, docstring_text, identifier, literal
 from mapc.expressions import compile_expression
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
-from mapc.streaming import stream_plan
+from mapc.analysis.streaming import stream_plan
 
 _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "traj", "events": "evt"}
 _NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}

@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 
 from mapc.codegen.pysrc import comment_text, literal
-from mapc.resources import templates_dir
+from mapc.core.resources import templates_dir
 
 
 class Safe(str):

@@ -18,8 +18,8 @@ import string
 from pathlib import Path
 from typing import Any
 
-from mapc import fieldpath
-from mapc.diagnostics import Diagnostic, Findings, TooManyErrors, format_path
+from mapc.core import fieldpath
+from mapc.core.diagnostics import Diagnostic, Findings, TooManyErrors, format_path
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.spec import ir
 from mapc.spec.loader import LoadedSpec
@@ -171,7 +171,7 @@ class Builder:
             if exc.kind == "unknown-variable":
                 hint = _stream_variable_hint(exc.message) or hint
             if exc.kind in ("syntax", "invalid-arity"):  # `'it's'`, or `'it''s'` (two arguments)
-                from mapc.traps import apostrophe_hint
+                from mapc.tools.traps import apostrophe_hint
 
                 hint = apostrophe_hint(text) or hint
             if template and hint is None and exc.kind == "syntax":  # `{% ... %}` meant as text
@@ -1062,7 +1062,7 @@ class Builder:
     def input_file(self, rel: str, path: tuple, what: str) -> Path | None:
         """A file the spec reads (fixture, tasks file), resolved: a regular file inside the
         folder of the spec file that names it (or an allowed root); else a diagnostic."""
-        from mapc import safeio
+        from mapc.core import safeio
 
         if path_problem(rel):
             self.error("invalid_value", path, f"the {what} path {path_problem(rel)}")
@@ -1100,7 +1100,7 @@ class Builder:
             if e is None:
                 return []
             exprs[key] = e
-        from mapc import safeio
+        from mapc.core import safeio
 
         try:
             if f.stat().st_size > MAX_TASKS_BYTES:

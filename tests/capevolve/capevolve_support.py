@@ -31,7 +31,7 @@ def host_env(**extra) -> dict:
 
 
 def build_adapter(spec: Path, out: Path, *, validate: bool = False):
-    from mapc.build import build
+    from mapc.api import build
 
     result = build(spec, "cap-evolve", out, validate=validate)
     assert result.diagnostics.ok, [d.format() for d in result.diagnostics]

@@ -22,7 +22,8 @@ import pytest
 
 import mapc
 import mapc.runtime as runtime
-from mapc.build import build, resolve_target
+from mapc.api import build
+from mapc.pipeline.build import resolve_target
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from mapc import runtime
-from mapc.build import mapping_namespace, mapping_runtime
+from mapc.pipeline.build import mapping_namespace, mapping_runtime
 from mapc.codegen.program import build_program, runtime_names
 from mapc.runtime import jmespath_rt
 from mapc.runtime import mapping_rt as rt

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import mapc
-from mapc.freshness import check_build
+from mapc.pipeline.freshness import check_build
 from regen.helpers import build_ok, copy_case, mapc as run_mapc, snapshot
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import provenance
+from mapc.pipeline import provenance
 from regen.helpers import EXAMPLES, build_ok, copy_case, mapc, snapshot
 
 ORIGIN = provenance.Origin(mapc_version="9.9.9", target="rlviz", spec="../spec.yaml", spec_sha256="ab" * 32,
@@ -89,7 +89,7 @@ def test_build_writes_headers_and_a_lock_that_hashes_every_file(tmp_path):
 
 
 def test_headers_do_not_break_the_hosts_parsers(tmp_path):
-    from mapc.validators.rlviz.manifest import parse_manifest
+    from mapc.targets.rlviz.validator.manifest import parse_manifest
 
     spec = copy_case(tmp_path)
     build_ok(spec, tmp_path / "out")

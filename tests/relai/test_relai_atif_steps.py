@@ -10,7 +10,7 @@ import pytest
 
 from relai_support import atif_trajectory
 from mapc import runtime
-from mapc.validators.relai.atif import step_problems
+from mapc.targets.atif_rules import step_problems
 
 RT = runtime.namespace()
 atif_steps = RT["atif_steps"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mapc.codegen.templating import render_template
-from mapc.validators.rlviz.digest import DigestError, content_digest
-from mapc.validators.rlviz.manifest import (
+from mapc.targets.rlviz.validator.digest import DigestError, content_digest
+from mapc.targets.rlviz.validator.manifest import (
     ManifestError, check_manifest, load_manifest, parse_manifest, parse_simple_yaml,
 )
 from shared_paths import RLVIZ_FIXTURES

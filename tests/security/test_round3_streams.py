@@ -23,10 +23,11 @@ from pathlib import Path
 import pytest
 
 import hosts
-from mapc.build import build, mapping_namespace
+from mapc.api import build
+from mapc.pipeline.build import mapping_namespace
 from mapc.runtime import mapping_rt as rt
 from mapc.spec import load_spec
-from mapc.validators.rlviz.validate import ValidationFailure, validate
+from mapc.targets.rlviz.validator.validate import ValidationFailure, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
