@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ADAPTERS = HERE / "adapters"
 EXAMPLE = ROOT / "examples" / "cap-evolve-tau-bench"
-STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
+STANDIN = ROOT / "mapc" / "targets" / "capevolve" / "validator" / "standin"
 DRIVE = HERE / "drive.py"
 
 

@@ -27,7 +27,7 @@ EXAMPLES = {
     "nemo-gym-weather": ("nemo-gym-rollouts", "guess"),
     "inspect-arithmetic": ("inspect-ai-eval-log", "sloppy"),
 }
-STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
+STANDIN = ROOT / "mapc" / "targets" / "capevolve" / "validator" / "standin"
 
 RUN_CAP_EVOLVE = r"""
 import importlib.util, json, os, sys
