@@ -1,8 +1,9 @@
-"""Where mapc's bundled data lives: templates/ and specs/.
+"""Where mapc's bundled library specs live: ``specs/``.
 
-In a built wheel they are packaged as ``mapc/_templates`` and ``mapc/_specs``
-(see pyproject.toml); in a source checkout (editable install) they are the
-top-level ``templates/`` and ``specs/`` folders next to ``mapc/``.
+In a built wheel they are packaged as ``mapc/_specs`` (see pyproject.toml); in a source
+checkout (editable install) they are the top-level ``specs/`` folder next to ``mapc/``.
+Templates are package data beside the code that renders them (``mapc/targets/<name>/templates/``,
+``mapc/tools/templates/``), found from ``__file__``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,6 @@ def _find(installed: str, checkout: str) -> Path:
     if beside.is_dir():
         return beside
     raise FileNotFoundError(f"mapc data folder {checkout!r} is missing from this installation")
-
-
-def templates_dir() -> Path:
-    return _find("_templates", "templates")
 
 
 def specs_dir() -> Path:

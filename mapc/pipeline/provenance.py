@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from mapc.codegen.pysrc import comment_text
 from mapc.core.lockfile import (LOCK_FORMAT, LOCK_NAME, MAX_LOCK_BYTES, Lock, LockError, load_lock,  # noqa: F401
                                  lock_data, parse_lock, read_lock)
-from mapc.core.version import __version__
+from mapc.core import version
 
 #: Suffixes whose files get a header, and how they comment.
 _HASH_COMMENT = (".py", ".yaml", ".yml", ".sh")
@@ -53,13 +53,13 @@ class Origin:
     regenerate: str  # the command, run from the output folder
 
 
-def _template_folder(target: str) -> str | Path:
-    """The target's own template folder (``mapc/targets/<name>/templates/`` for a built-in),
-    else its name under mapc's."""
+def _template_folder(target: str) -> Path | None:
+    """The target's own template folder (``mapc/targets/<name>/templates/`` for a built-in);
+    None for a target mapc does not have."""
     from mapc.targets import get_target
 
     found = get_target(target)
-    return found.template_folder() if found is not None else target
+    return found.template_folder() if found is not None else None
 
 
 def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | Path) -> Origin:
@@ -75,7 +75,7 @@ def origin(spec_file: str | Path, spec_digest: str, target: str, out_dir: str | 
     if to_spec_dir != ".":
         text = f"cd {shlex.quote(to_spec_dir)} && {text}"
     return Origin(
-        mapc_version=__version__,
+        mapc_version=version.__version__,  # read at each build (tests stand in an older one)
         target=target,
         spec=relative(spec_path, out),
         spec_sha256=spec_digest,

@@ -195,9 +195,8 @@ def render_html(report: Report) -> str:
     import jinja2
 
     from mapc.core.version import __version__
-    from mapc.core.resources import templates_dir
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "report")),
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
                              autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     return env.get_template("report.html.j2").render(r=report, generator=GENERATOR, version=__version__)
 

@@ -73,9 +73,10 @@ def test_build_writes_headers_and_a_lock_that_hashes_every_file(tmp_path):
     assert lock["owned"] == [""]
     from mapc.codegen.templating import template_digest
     from mapc.spec import load_spec
+    from mapc.targets import get_target
 
     loaded, _ = load_spec(spec)
-    assert lock["spec_sha256"] == loaded.digest and lock["templates_sha256"] == template_digest("rlviz")
+    assert lock["spec_sha256"] == loaded.digest and lock["templates_sha256"] == template_digest(get_target("rlviz").template_folder())
     for rel in ("adapter.py", "test_adapter.py", "rlviz-plugin.yaml", "README.md"):
         assert b"DO NOT EDIT" in files[rel][:600], rel
         assert loaded.digest.encode() in files[rel][:600], rel
