@@ -7,8 +7,8 @@ Usage::
     python bench/fixture_analysis.py --repeat 5 # best of 5 per spec
 
 Per spec: the time `load_checked` takes (the spec, its fixture checks) and the time
-`analyse_fixtures` adds (mapc.coverage: the Observer compiles the mapping, maps each
-fixture, then mapc.traps evaluates each rule's parts on the elements). Nothing is
+`analyse_fixtures` adds (mapc.tools.coverage: the Observer compiles the mapping, maps each
+fixture, then mapc.tools.traps evaluates each rule's parts on the elements). Nothing is
 asserted; the numbers are printed (best of ``--repeat``, wall-clock seconds).
 """
 
@@ -25,8 +25,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from mapc.build import load_checked
-    from mapc.coverage import analyse_fixtures
+    from mapc.pipeline.build import load_checked
+    from mapc.tools.coverage import analyse_fixtures
 
     specs = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/**/spec*.yaml"))
     print("| spec | fixture bytes | load_checked (s) | analyse_fixtures (s) | warnings |")

@@ -13,7 +13,7 @@ Usage::
 The goal (docs/security.md): `mapc check` takes under 2 s and 200 MB for any spec
 within the limits. The cases below are built from the limits themselves
 (``mapc.spec.loader``: bytes, nodes, expanded characters, depth;
-``mapc.spec.semantic``: expression budget; ``mapc.diagnostics``: errors reported;
+``mapc.spec.semantic``: expression budget; ``mapc.core.diagnostics``: errors reported;
 ``mapc.spec.schema``: fixtures), each just inside them or just past them, in the
 shapes that cost most per byte; plus every folder of ``tests/cases/hostile_specs/``.
 
@@ -43,7 +43,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
-from mapc.diagnostics import MAX_REPORTED  # noqa: E402
+from mapc.core.diagnostics import MAX_REPORTED  # noqa: E402
 from mapc.spec.loader import MAX_DEPTH, MAX_EXPANDED_CHARS, MAX_NODES, MAX_SPEC_BYTES  # noqa: E402
 from mapc.spec.schema import MAX_FIXTURES  # noqa: E402
 from mapc.spec.semantic import EXPRESSION_MIN_COST, MAX_EXPRESSION_CHARS, MAX_SPEC_EXPRESSION_CHARS  # noqa: E402

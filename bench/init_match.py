@@ -69,7 +69,7 @@ class Match:
 
 
 def _records(spec_path: Path, source: Path) -> tuple[list[dict], str | None]:
-    from mapc.build import run_mapping
+    from mapc.pipeline.build import run_mapping
     from mapc.spec import load_spec
 
     spec, diags = load_spec(spec_path)
@@ -93,7 +93,7 @@ def _counts(records: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
 
 def pairs(corpus: Path) -> list[tuple[str, Path]]:
     """(library spec, corpus file) for each corpus file a library probe accepts."""
-    from mapc.library import match_library
+    from mapc.tools.init_match import match_library
 
     out = []
     for path in sorted(p for p in corpus.glob("*/*") if p.is_file() and p.name != "PROVENANCE.md"):
@@ -104,9 +104,9 @@ def pairs(corpus: Path) -> list[tuple[str, Path]]:
 
 
 def measure(corpus: Path, work: Path, only: list[str] | None = None) -> list[Match]:
-    from mapc.init import init_spec, write_spec
-    from mapc.library import library_specs
-    from mapc.safeio import allowing
+    from mapc.tools.init import init_spec, write_spec
+    from mapc.spec.library import library_specs
+    from mapc.core.safeio import allowing
 
     with allowing([corpus]):  # the drafts name the corpus samples, as `mapc init` users allow theirs
         return _measure(corpus, work, only, init_spec, write_spec, library_specs)

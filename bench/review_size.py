@@ -53,7 +53,7 @@ def tutorial_spec(work: Path) -> Path:
 
 
 def spec_files(work: Path) -> list[tuple[str, Path]]:
-    from mapc.library import library_specs
+    from mapc.spec.library import library_specs
 
     out = [("README tutorial", tutorial_spec(work))]
     out += [(f"examples/{p.parent.name}/{p.name}", p) for p in sorted(ROOT.glob("examples/*/spec*.yaml"))]
@@ -67,7 +67,7 @@ def _lines(text: str) -> int:
 
 
 def measure(label: str, path: Path, target_name: str, work: Path, save: Path | None = None) -> dict | None:
-    from mapc.build import load_checked, output_files, resolve_target
+    from mapc.pipeline.build import load_checked, output_files, resolve_target
 
     target = resolve_target(target_name)
     spec, _ = load_checked(path, target)

@@ -408,7 +408,7 @@ def build_times(targets: list[str], repeats: int, work: Path, log) -> list[dict]
         "import sys, time\n"
         "t0 = time.perf_counter()\n"
         "from pathlib import Path\n"
-        "from mapc.build import load_checked, render, resolve_target\n"
+        "from mapc.pipeline.build import load_checked, render, resolve_target\n"
         "t1 = time.perf_counter()\n"
         "target = resolve_target(sys.argv[2])\n"
         "spec, diags = load_checked(sys.argv[1], target)\n"
@@ -539,8 +539,8 @@ def prefix_trace(master: Path, n: int, work: Path) -> tuple[Path, int]:
 
 def largest_within_limits(work: Path, plugins: dict[str, Path], repeats: int, log) -> list[dict]:
     """The largest JSONL trace the generated adapter streams within RLViz's 10 s and 32 MiB."""
-    from mapc.validators.rlviz.host import HostError, new_request, run_plugin
-    from mapc.validators.rlviz.manifest import load_manifest
+    from mapc.targets.rlviz.validator.host import HostError, new_request, run_plugin
+    from mapc.targets.rlviz.validator.manifest import load_manifest
 
     fmt = FORMATS["jsonl"]
     results = []

@@ -9,21 +9,30 @@ The Python API (documented in :mod:`mapc.api`)::
     mapc.build(spec, "rlviz", "plugins/my-agent").ok
     mapc.validate("rlviz", "plugins/my-agent", ["trace.jsonl"]).ok
 
-Names are imported on first use: ``import mapc`` loads nothing else.
+Names are imported on first use (PEP 562): ``import mapc`` loads only the version. The
+package's layers (``core``, ``expressions``, ``spec``, ``analysis``, ``codegen``,
+``targets``, ``pipeline``, ``spectest``, ``tools``) are described in docs/architecture.md.
 """
 
-import sys as _sys
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import sys as _sys
+from typing import TYPE_CHECKING
+
+from mapc.core.version import __version__
 
 if _sys.platform == "win32":
-    # mapc locks output folders with fcntl (mapc/outlock.py, mapc/scratch.py): POSIX only
+    # mapc locks output folders with fcntl (mapc/core/outlock.py, mapc/core/scratch.py): POSIX only
     raise ImportError("mapc runs on POSIX systems (it is tested on Linux) and not on Windows: it locks "
                       "output folders with fcntl, which Windows lacks. On Windows, run mapc under WSL.")
 
-_API = ("load_spec", "run", "run_many", "validate", "Spec", "SpecError", "RunResult", "UsageError", "Mapper",
-        "MappingFailed")
-__all__ = ["__version__", "build", *_API]
+if TYPE_CHECKING:
+    from mapc.api import (Mapper, MappingFailed, RunResult, Spec, SpecError, UsageError, build, load_spec, run,
+                          run_many, validate)
+
+_API = ("load_spec", "build", "run", "run_many", "validate", "Spec", "SpecError", "RunResult", "UsageError",
+        "Mapper", "MappingFailed")
+__all__ = ["__version__", *_API]
 
 
 def __getattr__(name: str):
@@ -31,12 +40,8 @@ def __getattr__(name: str):
         from mapc import api
 
         return getattr(api, name)
-    if name == "build":  # the pipeline module, callable as mapc.api.build (see mapc/build.py)
-        import importlib
-
-        return importlib.import_module("mapc.build")
     raise AttributeError(f"module 'mapc' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted((set(globals()) - {"_sys"}) | set(__all__))
+    return sorted((set(globals()) - {"_sys", "TYPE_CHECKING", "annotations"}) | set(__all__))

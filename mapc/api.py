@@ -20,16 +20,16 @@ Everything is imported on first use, so ``import mapc`` stays cheap.
 
 from __future__ import annotations
 
-import io
-import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, Sequence, Union
 
+from mapc.core.errors import UsageError
+from mapc.pipeline.results import RunResult, Spec, SpecError, load_spec
+from mapc.pipeline.results import map_one as _map_one
+
 if TYPE_CHECKING:
-    from mapc.build import BuildResult
-    from mapc.diagnostics import Diagnostic, Diagnostics
+    from mapc.pipeline.build import BuildResult
     from mapc.spec import ir
     from mapc.targets import ValidationReport
 
@@ -42,88 +42,11 @@ __all__ = ["Spec", "SpecError", "RunResult", "UsageError", "load_spec", "build",
 
 
 def __getattr__(name: str):
-    if name == "UsageError":  # defined with the pipeline; re-exported without importing it eagerly
-        from mapc.build import UsageError
-
-        return UsageError
-    if name in ("Mapper", "MappingFailed"):  # picklable mapping for Ray Data and the like (mapc/mapper.py)
-        from mapc import mapper
+    if name in ("Mapper", "MappingFailed"):  # picklable mapping for Ray Data and the like (mapc/pipeline/mapper.py)
+        from mapc.pipeline import mapper
 
         return getattr(mapper, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class SpecError(ValueError):
-    """A spec with errors. ``diagnostics`` holds every problem found (file, line, column,
-    spec path, message, hint); ``str()`` is the same text ``mapc check`` prints."""
-
-    def __init__(self, path: PathLike, diagnostics: Diagnostics):
-        from mapc.diagnostics import format_text
-
-        self.path = Path(path)
-        self.diagnostics = diagnostics
-        super().__init__(format_text(diagnostics.errors or diagnostics.items) or f"{path}: not a valid spec")
-
-
-@dataclass(frozen=True)
-class Spec:
-    """A loaded spec without errors; ``warnings`` lists what it may want to fix."""
-
-    path: Path
-    ir: ir.Spec = field(repr=False)  # the compiled spec (internal; its shape may change)
-    diagnostics: Diagnostics = field(repr=False)
-    target: str | None = None  # the target whose rules it was also checked against
-
-    @property
-    def name(self) -> str:
-        return self.ir.name
-
-    @property
-    def format(self) -> str:
-        """The source format id (``source.format``)."""
-        return self.ir.source.format
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return self.diagnostics.warnings
-
-
-@dataclass
-class RunResult:
-    """One source mapped with a spec: what ``mapc run`` prints for it."""
-
-    source: str
-    ok: bool
-    error: str | None = None  # one line, when the source could not be mapped
-    warnings: int = 0  # recoverable omissions (records or fields skipped)
-    warning_messages: list[str] = field(default_factory=list)  # the first few, with their location
-    ndjson: bytes = b""  # the canonical NDJSON (empty when written to ``out``)
-
-    @property
-    def records(self) -> list[dict[str, Any]]:
-        """The canonical records (parsed from ``ndjson``)."""
-        return [json.loads(line) for line in self.ndjson.splitlines() if line.strip()]
-
-    @property
-    def record_count(self) -> int:
-        """Records mapped, not counting the final ``complete`` record."""
-        lines = self.ndjson.splitlines()
-        complete = bool(lines) and json.loads(lines[-1]).get("record_type") == "complete"
-        return len(lines) - 1 if complete else len(lines)
-
-
-def load_spec(path: PathLike, *, target: str | None = None) -> Spec:
-    """Load and check a spec (with ``target``: also that host's rules), as ``mapc check`` does.
-
-    Raises :class:`SpecError` when the spec has errors, and ``UsageError`` for an unknown
-    target.
-    """
-    from mapc.build import load_checked, resolve_target
-
-    spec, diags = load_checked(path, resolve_target(target) if target else None)
-    if spec is None:
-        raise SpecError(path, diags)
-    return Spec(Path(path), spec, diags, target)
 
 
 def _spec_path(spec: Spec | PathLike) -> Path:
@@ -140,22 +63,16 @@ def build(spec: Spec | PathLike, target: str, out: PathLike, *, validate: bool =
     result (``ok``, ``diagnostics``, ``validation``); nothing the user owns is overwritten
     unless ``force``.
     """
-    from mapc.build import build as build_output
+    from mapc.pipeline.build import build as build_output
 
-    return build_output(_spec_path(spec), target, out, validate=validate, force=force, test=test)
+    from mapc.spectest.runner import build_gate
+
+    return build_output(_spec_path(spec), target, out, validate=validate, force=force,
+                        run_tests=build_gate if test else None)
 
 
 def _spec_ir(spec: Spec | PathLike) -> ir.Spec:
     return (spec if isinstance(spec, Spec) else load_spec(spec)).ir
-
-
-def _map_one(spec: ir.Spec, ns: dict, source: PathLike, out: BinaryIO | None = None) -> RunResult:
-    from mapc.build import run_mapping
-
-    buf = out if out is not None else io.BytesIO()
-    ok, error, st = run_mapping(spec, Path(source), buf, ns=ns)
-    return RunResult(str(source), ok, error, st.warnings, list(st.messages),
-                     buf.getvalue() if out is None else b"")
 
 
 def run(spec: Spec | PathLike, source: PathLike, *, out: BinaryIO | None = None) -> RunResult:
@@ -165,7 +82,7 @@ def run(spec: Spec | PathLike, source: PathLike, *, out: BinaryIO | None = None)
     (flat memory for long traces). A malformed trace gives ``ok=False`` and a one-line
     ``error``. Raises :class:`SpecError` when ``spec`` is a path to a spec with errors.
     """
-    from mapc.build import mapping_namespace
+    from mapc.pipeline.build import mapping_namespace
 
     spec_ir = _spec_ir(spec)
     return _map_one(spec_ir, mapping_namespace(spec_ir), source, out)
@@ -176,7 +93,6 @@ def expand_sources(sources: PathLike | Iterable[PathLike]) -> list[Path]:
     hidden files and folders left out), and each glob pattern (``runs/*/*.jsonl``,
     ``runs/**/*.jsonl``; a path that does not exist) by the files it matches, the same way.
     Raises ``UsageError`` for a folder with no files or a pattern that matches none."""
-    from mapc.build import UsageError
 
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
@@ -210,7 +126,6 @@ def _glob(pattern: Path) -> list[Path]:
     never outside the folder before its first wildcard, hidden names left out (D113)."""
     from glob import glob
 
-    from mapc.build import UsageError
 
     parts = pattern.parts
     first = next(n for n, part in enumerate(parts) if any(c in part for c in "*?["))
@@ -257,7 +172,7 @@ def run_many(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, j
     """Map many sources (files, or folders of them): one :class:`RunResult` per file, in order.
 
     With ``jobs`` > 1 the files are mapped in that many worker processes (see
-    :mod:`mapc.parallel`), each loading the spec from its file; the results are the same as
+    :mod:`mapc.pipeline.parallel`), each loading the spec from its file; the results are the same as
     one at a time. By default: up to the CPU count, one worker per 16 MB of input.
     ``progress(done, total, source)`` is called as each file finishes.
     """
@@ -267,7 +182,7 @@ def run_many(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, j
 def iter_runs(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, jobs: int | None = None,
               progress: Progress | None = None) -> Iterator[RunResult]:
     """:func:`run_many`, yielding each result in order as soon as it and those before it are done."""
-    from mapc.build import mapping_namespace
+    from mapc.pipeline.build import mapping_namespace
 
     spec = spec if isinstance(spec, Spec) else load_spec(spec)
     files = expand_sources(sources)
@@ -282,7 +197,7 @@ def iter_runs(spec: Spec | PathLike, sources: PathLike | Iterable[PathLike], *, 
                 progress(done, len(files), result.source)
             yield result
         return
-    from mapc.parallel import run_in_workers
+    from mapc.pipeline.parallel import run_in_workers
 
     yield from run_in_workers(spec.path, files, jobs, progress)
 
@@ -299,7 +214,7 @@ def validate(target: str, out: PathLike, sources: PathLike | Iterable[PathLike] 
     ``payload``, the ``text`` ``mapc validate`` prints, and ``items``: one row per source
     (source, records, warnings, ok, detail).
     """
-    from mapc.build import resolve_target
+    from mapc.pipeline.build import resolve_target
 
     chosen = resolve_target(target)
     opts: dict[str, Any] = {"tasks": list(tasks), "jobs": jobs or default_jobs(), **(options or {})}

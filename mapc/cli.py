@@ -6,7 +6,7 @@ trace, a validation failure, review findings, breaking drift), 2 usage (a bad op
 named file that is not there, a bad project configuration) or internal error. ``--format``
 ``json`` (or ``--json``) prints one envelope ``{"ok", "diagnostics", ...payload}``, ``github``
 workflow annotations, ``sarif`` a SARIF 2.1.0 log. With no SPEC, ``check``, ``build`` and
-``test`` act on every build of the project configuration (:mod:`mapc.project`). No Python
+``test`` act on every build of the project configuration (:mod:`mapc.pipeline.project`). No Python
 traceback reaches a user for bad input (set MAPC_DEBUG=1 to see one for an internal error).
 """
 
@@ -23,9 +23,9 @@ from typing import Optional
 import typer
 from typer.core import TyperGroup
 
-from mapc import __version__
-from mapc.diagnostics import Diagnostic, format_text
-from mapc.envelope import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FORMATS, Outcome, exit_code, failure, many, render
+from mapc.core.version import __version__
+from mapc.core.diagnostics import Diagnostic, format_text
+from mapc.tools.envelope import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, FORMATS, Outcome, exit_code, failure, many, render
 
 
 class _Group(TyperGroup):
@@ -124,8 +124,8 @@ def guarded(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from mapc.build import UsageError
-        from mapc.project import ConfigError
+        from mapc.core.errors import UsageError
+        from mapc.pipeline.project import ConfigError
 
         fmt, conflict = _resolved_format(kwargs)
         if "fmt" in kwargs:
@@ -209,8 +209,8 @@ def _emit_diags(diags) -> None:
 
 def _require(path: Path, what: str, kind: str = "file") -> None:
     """A path named on the command line must be there (else a usage error, exit 2)."""
-    from mapc.build import UsageError
-    from mapc.stdin_source import is_stdin
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.stdin_source import is_stdin
 
     if kind != "folder" and is_stdin(path):
         return
@@ -224,7 +224,7 @@ def _require(path: Path, what: str, kind: str = "file") -> None:
 
 def _allow_read(folders) -> None:
     if folders:
-        from mapc.safeio import allow_read
+        from mapc.core.safeio import allow_read
 
         allow_read(folders)
 
@@ -233,8 +233,8 @@ def _project_builds(target: Optional[str], **not_with):
     """The project configuration's builds (of ``target`` when given), for a command given no SPEC.
 
     ``not_with``: options that name one build's files, refused without a SPEC."""
-    from mapc.build import UsageError
-    from mapc.project import load_project
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.project import load_project
 
     given = [option for option, value in not_with.items() if value]
     if given:
@@ -253,7 +253,7 @@ def _project_builds(target: Optional[str], **not_with):
 
 def _in_build(entry):
     """The project build's ``allow_read`` folders, allowed while it is handled."""
-    from mapc.safeio import allowing
+    from mapc.core.safeio import allowing
 
     return allowing(list(entry.allow_read))
 
@@ -311,7 +311,7 @@ def _check_one(spec: Path, target: Optional[str]) -> Outcome:
 def _analyse(loaded, diags):
     """Coverage of a valid spec's fixtures (None: no fixtures, or errors); the warnings its
     fixtures' values give (traps, rules that never match) go into ``diags``."""
-    from mapc.coverage import analyse_fixtures
+    from mapc.tools.coverage import analyse_fixtures
 
     if loaded is None or not diags.ok or not loaded.fixtures:
         return None
@@ -321,7 +321,7 @@ def _analyse(loaded, diags):
 
 
 def format_coverage(cov) -> str:
-    from mapc.coverage import format_coverage as fmt
+    from mapc.tools.coverage import format_coverage as fmt
 
     return fmt(cov)
 
@@ -352,7 +352,7 @@ def build(
     With no SPEC: every build of the project configuration (mapc.toml or [tool.mapc] in
     pyproject.toml), each with its own spec, target, output and allow_read.
     """
-    from mapc.build import UsageError
+    from mapc.core.errors import UsageError
 
     _allow_read(allow_read)
     checking = check_only or diff
@@ -377,8 +377,8 @@ def build(
 
 def _build_one(spec: Path, target: str, out: Path, *, force: bool, validate: bool, test: bool) -> Outcome:
     from mapc.api import build as do_build
-    from mapc.build import resolve_target
-    from mapc.outcomes import test_diagnostics, validation_diagnostics
+    from mapc.pipeline.build import resolve_target
+    from mapc.tools.outcomes import test_diagnostics, validation_diagnostics
 
     resolve_target(target)  # an unknown target is a usage error, before anything is read
     result = do_build(spec, target, out, validate=validate, force=force, test=test)
@@ -425,9 +425,9 @@ def _test_notes(report, spec: Path) -> None:
 
 def _check_build(spec: Path, target: str, out: Path, with_diff: bool) -> Outcome:
     """``build --check`` / ``--diff``: ok when current; a spec with errors is a problem found too."""
-    from mapc.build import resolve_target
-    from mapc.freshness import check_build
-    from mapc.outcomes import freshness_diagnostics
+    from mapc.pipeline.build import resolve_target
+    from mapc.pipeline.freshness import check_build
+    from mapc.tools.outcomes import freshness_diagnostics
 
     resolve_target(target)
     fresh, diags = check_build(spec, target, out, with_diff=with_diff)
@@ -478,8 +478,8 @@ def run(
     the spec's source.max_bytes like a file; its $source is named `stdin`).
     """
     from mapc.api import SpecError, _is_pattern, load_spec
-    from mapc.build import UsageError
-    from mapc.stdin_source import is_stdin
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.stdin_source import is_stdin
 
     _require(spec, "spec")
     if any(is_stdin(s) for s in sources) and len(sources) > 1:
@@ -504,7 +504,7 @@ def run(
                                     {"spec": str(spec), **_run_payload(result)}))
     _emit_diags(loaded.diagnostics.warnings)  # the spec's own warnings (fixture checks), before the mapping's
     if _EXEC_MAPPING and not is_stdin(source):  # the command line's own process: map in one without the compiler (D73)
-        from mapc.run_exec import exec_mapping
+        from mapc.pipeline.run_exec import exec_mapping
 
         exec_mapping(loaded.ir, source)  # returns only when it cannot
     result = _run_one(loaded, source, out=sys.stdout.buffer)
@@ -520,7 +520,7 @@ def _run_one(spec, source: Path, out=None):
     """``mapc.api.run``, with ``-`` read from a bounded private copy of standard input."""
     from mapc.api import RunResult
     from mapc.api import run as run_one
-    from mapc.stdin_source import STDIN, StdinTooLarge, is_stdin, stdin_copy
+    from mapc.pipeline.stdin_source import STDIN, StdinTooLarge, is_stdin, stdin_copy
 
     if not is_stdin(source):
         return run_one(spec, source, out=out)
@@ -538,7 +538,7 @@ def _run_payload(result) -> dict:
 
 
 def _run_diags(result) -> list[Diagnostic]:
-    from mapc.outcomes import run_diagnostics
+    from mapc.tools.outcomes import run_diagnostics
 
     return run_diagnostics(result.source, result.error, result.warning_messages, result.warnings)
 
@@ -546,7 +546,7 @@ def _run_diags(result) -> list[Diagnostic]:
 def _run_many(spec, sources: list[Path], jobs: int, fmt: str) -> None:
     """``mapc run`` over several sources: streams in order, a line per warning or failure."""
     from mapc.api import expand_sources, iter_runs
-    from mapc.progress import on_terminal, progress_bar, summary_table
+    from mapc.core.progress import on_terminal, progress_bar, summary_table
 
     files = expand_sources(sources)
     if fmt != "text":
@@ -608,11 +608,11 @@ def test_(
 
 
 def _test_one(spec: Path, update: bool, against: Optional[Path]) -> Outcome:
-    from mapc.outcomes import test_diagnostics
+    from mapc.tools.outcomes import test_diagnostics
     from mapc.spectest import run_tests
     from mapc.spectest.report import format_report
 
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
 
     if update and against is not None:
         report = run_tests(spec, update=update, against=against)  # the usage error, as before
@@ -658,8 +658,9 @@ def validate(
     Several sources are validated in parallel; on a terminal with a progress bar and a
     summary table.
     """
-    from mapc.build import UsageError, resolve_target
-    from mapc.stdin_source import is_stdin
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.build import resolve_target
+    from mapc.pipeline.stdin_source import is_stdin
 
     resolve_target(target)  # an unknown target is reported before the sources are read
     _require(out, "output folder", "folder")
@@ -669,7 +670,7 @@ def validate(
     for source in sources:
         _require(source, "source", "any")
     if sources and is_stdin(sources[0]):
-        from mapc.stdin_source import DEFAULT_MAX_BYTES, STDIN, StdinTooLarge, stdin_copy
+        from mapc.pipeline.stdin_source import DEFAULT_MAX_BYTES, STDIN, StdinTooLarge, stdin_copy
 
         try:
             with stdin_copy(DEFAULT_MAX_BYTES) as copy:
@@ -688,8 +689,8 @@ def _validate(target, out, sources, task, jobs, strict, fmt, shown=None):
     """The outcome of validating (an envelope of several results when the report has several)."""
     from mapc.api import expand_sources
     from mapc.api import validate as validate_output
-    from mapc.outcomes import validation_diagnostics
-    from mapc.progress import on_terminal, progress_bar, summary_table
+    from mapc.tools.outcomes import validation_diagnostics
+    from mapc.core.progress import on_terminal, progress_bar, summary_table
 
     files = expand_sources(sources)
     draw = on_terminal(fmt != "text", len(files))
@@ -761,10 +762,10 @@ def review(
     diff with the spec lines behind each hunk (exit 1 only for a modified runtime).
     See docs/review.md.
     """
-    from mapc.build import UsageError
-    from mapc.outcomes import review_diagnostics
-    from mapc.review import ReviewError, format_review
-    from mapc.review import review as do_review
+    from mapc.core.errors import UsageError
+    from mapc.tools.outcomes import review_diagnostics
+    from mapc.tools.review import ReviewError, format_review
+    from mapc.tools.review import review as do_review
 
     if since is not None:
         _finish("review", fmt, _review_since(out, since))
@@ -778,10 +779,10 @@ def review(
 
 
 def _review_since(out: Path, ref: str) -> Outcome:
-    from mapc.build import UsageError
-    from mapc.outcomes import since_diagnostics
-    from mapc.review import ReviewError
-    from mapc.review_since import SinceError, format_since, since
+    from mapc.core.errors import UsageError
+    from mapc.tools.outcomes import since_diagnostics
+    from mapc.tools.review import ReviewError
+    from mapc.tools.review_since import SinceError, format_since, since
 
     try:
         reports = since(out, ref)
@@ -809,7 +810,9 @@ def runtime(
     """
     import hashlib
 
-    from mapc.build import UsageError, resolve_target
+    from mapc.core.errors import UsageError
+
+    from mapc.pipeline.build import resolve_target
     from mapc.targets import targets
 
     if show and target is None:
@@ -844,8 +847,8 @@ def explain(
     as_json: bool = JsonOpt,
 ) -> None:
     """Map each spec line to the generated function that implements it."""
-    from mapc.explain import explain as do_explain
-    from mapc.explain import format_explanation
+    from mapc.tools.explain import explain as do_explain
+    from mapc.tools.explain import format_explanation
 
     _require(spec, "spec")
     result, diags = do_explain(spec, target)
@@ -876,9 +879,9 @@ def drift(
     and the probe. The verdict: `breaking` (exit 1: adapters would map the sample wrongly),
     `additive` (exit 0, 1 with --strict: more than the spec maps) or `none` (exit 0).
     """
-    from mapc.drift import ProfileError, format_drift
-    from mapc.drift import drift as do_drift
-    from mapc.outcomes import drift_diagnostics
+    from mapc.tools.drift import ProfileError, format_drift
+    from mapc.tools.drift import drift as do_drift
+    from mapc.tools.outcomes import drift_diagnostics
 
     _require(spec, "spec")
     _require(sample, "sample")
@@ -913,8 +916,9 @@ def report(
     takes, the records as a tree (run, case, group, trajectory, events) and every
     warning with its place. The page loads nothing: it opens offline.
     """
-    from mapc.build import UsageError, load_checked
-    from mapc.report import ReportFileError, build_report, render_html, write_report
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.build import load_checked
+    from mapc.tools.report import ReportFileError, build_report, render_html, write_report
 
     _allow_read(allow_read)
     _require(spec, "spec")
@@ -959,8 +963,8 @@ def schema(
         text = schema_json()
         _finish("schema", fmt, Outcome([], {"out": None, "status": None, "schema": json.loads(text)},
                                        lambda: sys.stdout.write(text)))
-    from mapc.build import UsageError
-    from mapc.editor import SchemaFileError, write_schema
+    from mapc.core.errors import UsageError
+    from mapc.tools.editor import SchemaFileError, write_schema
 
     try:
         status = write_schema(out, force=force)
@@ -974,7 +978,7 @@ def schema(
 @guarded
 def specs_(fmt: Format = FormatOpt, as_json: bool = JsonOpt) -> None:
     """List the bundled library specs (build on one with `extends: NAME`)."""
-    from mapc.library import catalog
+    from mapc.spec.library import catalog
 
     entries = catalog()
 
@@ -993,7 +997,7 @@ def specs_(fmt: Format = FormatOpt, as_json: bool = JsonOpt) -> None:
 @guarded
 def targets_(fmt: Format = FormatOpt, as_json: bool = JsonOpt) -> None:
     """List the targets mapc builds for: built-in ones and those of installed packages."""
-    from mapc.outcomes import target_problem_diagnostics
+    from mapc.tools.outcomes import target_problem_diagnostics
     from mapc.targets import target_problems, targets
 
     found = sorted(targets().values(), key=lambda t: t.name)
@@ -1042,9 +1046,9 @@ def init(
     as_json: bool = JsonOpt,
 ) -> None:
     """Propose a spec for SAMPLE: reuse a library spec that recognises it, or draft one."""
-    from mapc.build import UsageError
-    from mapc.init import InitError, init_spec, next_commands, write_spec
-    from mapc.init_fixture import copy_all
+    from mapc.core.errors import UsageError
+    from mapc.tools.init import InitError, init_spec, next_commands, write_spec
+    from mapc.tools.init_fixture import copy_all
 
     if sample is None or ctx.args:  # `mapc init SAMPLE`: say what to type, not Typer's bare message
         raise UsageError(_init_usage(Path(ctx.args[0]) if ctx.args else None, sample, out))
@@ -1088,7 +1092,7 @@ def init(
 
 def _write_project_schema(path: Path) -> str:
     """Write the schema a new spec's modeline points at; the note that says what happened."""
-    from mapc.editor import SchemaFileError, write_schema
+    from mapc.tools.editor import SchemaFileError, write_schema
 
     shown = os.path.relpath(path)
     try:
@@ -1104,7 +1108,7 @@ def _plain_run(argv: list[str]) -> bool:
     return len(argv) == 3 and argv[0] == "run" and not any(a.startswith("-") for a in argv[1:])
 
 
-#: Whether ``run`` may replace this process to map (``mapc.run_exec``): only when mapc is the
+#: Whether ``run`` may replace this process to map (``mapc.pipeline.run_exec``): only when mapc is the
 #: process's command (``main``), never inside a caller's process (tests, ``CliRunner``).
 _EXEC_MAPPING = False
 

@@ -7,7 +7,7 @@ import re
 
 from mapc.codegen.pysrc import comment_text, identifier, literal
 from mapc.codegen.wrap import wrap_line
-from mapc.diagnostics import format_path
+from mapc.core.diagnostics import format_path
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
 

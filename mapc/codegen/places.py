@@ -41,7 +41,7 @@ def spec_places(spec: ir.Spec, tables: list[ExprTable], code: str, derived=(),
     file:line[, fixes]) only when the runtime cannot find that from its name (it is named after
     its spec path, ``x_records_case_id``)."""
     from mapc.runtime.mapping_rt import _identifier
-    from mapc.spec.fixture_check import argument_hints
+    from mapc.analysis.fixture_check import argument_hints
 
     places: dict[str, str | tuple] = {}
     named = (set(_WHERE.findall(code)) - set(stems)) | set(derived)

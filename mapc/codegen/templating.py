@@ -1,6 +1,6 @@
 """Jinja2 rendering that cannot interpolate spec text as code.
 
-Templates under ``templates/<target>/`` lay out generated files. Every value a
+Templates under ``mapc/targets/<name>/templates/`` lay out generated files. Every value a
 template prints must be marked by one of the filters below, which decide how
 the text is embedded:
 
@@ -24,7 +24,6 @@ from typing import Any
 import jinja2
 
 from mapc.codegen.pysrc import comment_text, literal
-from mapc.resources import templates_dir
 
 
 class Safe(str):
@@ -67,10 +66,11 @@ def _md(value: Any) -> Safe:
 
 
 def environment(folder: str | Path | None = None) -> jinja2.Environment:
-    """A Jinja environment on ``folder`` (default: mapc's templates) with mapc's escaping filters;
-    targets from other packages render their own templates with it."""
+    """A Jinja environment on a target's template ``folder`` (none: templates from strings only)
+    with mapc's escaping filters (``Target.render_template`` uses it, for built-in targets and
+    those of other packages)."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(folder if folder is not None else templates_dir())),
+        loader=jinja2.FileSystemLoader(str(folder)) if folder is not None else None,
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -88,25 +88,14 @@ def environment(folder: str | Path | None = None) -> jinja2.Environment:
     return env
 
 
-_ENV: jinja2.Environment | None = None
-
-
-def render_template(name: str, **context: Any) -> str:
-    """Render ``templates/<name>`` with ``context``."""
-    global _ENV
-    if _ENV is None:
-        _ENV = environment()
-    return _ENV.get_template(name).render(**context)
-
-
-def template_digest(folder: str | Path = "") -> str:
-    """SHA-256 over every template file, or those of one ``folder`` (a target's name under
-    mapc's templates, or a path), for lock files: did the templates change?"""
+def template_digest(folder: str | Path | None = None) -> str:
+    """SHA-256 over the template files of a target's ``folder`` (none: the digest of no file),
+    for lock files: did the templates change?"""
     import hashlib
 
     h = hashlib.sha256()
-    root = Path(folder) if isinstance(folder, Path) else templates_dir() / folder if folder else templates_dir()
-    files = root.rglob("*") if root.is_dir() else ()
+    root = Path(folder) if folder else None
+    files = root.rglob("*") if root is not None and root.is_dir() else ()
     for path in sorted(p for p in files if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(root).as_posix()
         h.update(f"{len(rel)}:{rel}:".encode())

@@ -2,7 +2,7 @@
 plain field chain, and whether it is a constant.
 
 Field paths are written relative to ``@`` with ``.`` between fields (a name that is
-not an identifier quoted: ``attributes."gen_ai.system"``, :mod:`mapc.fieldpath`) and ``[]``
+not an identifier quoted: ``attributes."gen_ai.system"``, :mod:`mapc.core.fieldpath`) and ``[]``
 for "any element of an array" (indexes, slices, projections, filters and
 flattening all read array elements), e.g. ``messages[].role``; ``.*`` stands
 for "any value of an object".  Paths read through a variable start with
@@ -12,7 +12,7 @@ reads ``a.b.c``, not ``a`` and ``a.b``.
 
 from __future__ import annotations
 
-from mapc.fieldpath import child
+from mapc.core.fieldpath import child
 
 #: Functions whose &expr argument is applied to the elements of this argument.
 _EXPREF_ARRAY_ARG = {"map": 1}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mapc.diagnostics import MAX_REPORTED, Diagnostics
+from mapc.core.diagnostics import MAX_REPORTED, Diagnostics
 from mapc.spec import ir
 from mapc.spec.loader import Budget, LoadedSpec, load_file, load_text
 from mapc.spec.schema_check import check_schema

@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mapc.diagnostics import Diagnostics
-from mapc.library import library_specs
+from mapc.core.diagnostics import Diagnostics
+from mapc.spec.library import library_specs
 from mapc.spec.loader import Budget, LoadedSpec, load_file
 from mapc.spec.schema import NAME_PATTERN
 
@@ -65,7 +65,7 @@ def locate(ref: str, spec_file: str) -> tuple[Path | None, str | None, str | Non
 
     if path_problem(ref):
         return None, f"the `extends` path {path_problem(ref)}", "give the path of a spec file"
-    from mapc import safeio
+    from mapc.core import safeio
 
     path = Path(ref)
     if not path.is_absolute():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from mapc.diagnostics import format_path
+from mapc.core.diagnostics import format_path
 
 PathT = tuple
 
@@ -353,7 +353,7 @@ class Spec:
     def diag(self, code: str, path: PathT, message: str, *, hint: str | None = None,
              severity: str = "error", key: bool = False):
         """A diagnostic pointed at ``path`` in the spec file it came from."""
-        from mapc.diagnostics import Diagnostic
+        from mapc.core.diagnostics import Diagnostic
 
         mark = self.locate(tuple(path), key=key) if self.locate else None
         return Diagnostic(

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mapc.diagnostics import Diagnostic, Findings, TooManyErrors, format_path, shown
+from mapc.core.diagnostics import Diagnostic, Findings, TooManyErrors, format_path, shown
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024
 MAX_NODES = 50_000

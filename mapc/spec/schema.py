@@ -35,7 +35,6 @@ EVENT_KINDS = [
     "log",
 ]
 TRAJECTORY_STATUSES = ["running", "completed", "failed", "cancelled"]
-TARGETS = ["rlviz", "relai", "cap-evolve"]
 
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 SEMVER_PATTERN = (

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from mapc.diagnostics import MAX_REPORTED, Diagnostic, format_path, shown
+from mapc.core.diagnostics import MAX_REPORTED, Diagnostic, format_path, shown
 from mapc.spec.loader import LoadedSpec
 from mapc.spec.schema import NAME_PATTERN, SCHEMA, SEMVER_PATTERN, VARIABLE_PATTERN
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mapc import safeio
+from mapc.core import safeio
 
 DRIVER = Path(__file__).resolve().parent / "adapter_driver.py"
 TIMEOUT = 600
@@ -39,8 +39,8 @@ def find_module(folder: Path, spec_name: str) -> Path:
     without a symbolic link, and so must the runtime package beside the module found;
     anything else is refused (AgainstError), never run.
     """
-    from mapc import provenance
-    from mapc.review import find_locks
+    from mapc.pipeline import provenance
+    from mapc.tools.review import find_locks
 
     if not folder.is_dir():
         raise AgainstError(f"{folder} is not a folder")
@@ -119,7 +119,7 @@ def trusted_records(module: Path, traces: list[Path]) -> list[tuple[list[dict] |
     """``(records, error)`` per trace, from the adapter's own mapping, in one fresh process."""
     if not traces:
         return []
-    from mapc.validators.capevolve import STANDIN
+    from mapc.targets.capevolve.validator import STANDIN
 
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     with tempfile.TemporaryDirectory(prefix="mapc-test-against-") as tmp:

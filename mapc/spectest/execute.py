@@ -145,6 +145,6 @@ def _compiled(spec: ir.Spec) -> tuple[str, dict]:
 
 def _task_rows(spec: ir.Spec) -> list[dict]:
     """The tasks as the adapters read them (JSON Lines: YAML dates become text)."""
-    from mapc.targets.capevolve_data import task_rows, tasks_jsonl
+    from mapc.targets.capevolve.data import task_rows, tasks_jsonl
 
     return [json.loads(line) for line in tasks_jsonl(task_rows(spec)).decode("utf-8").splitlines()]

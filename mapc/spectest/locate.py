@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mapc.diagnostics import format_path
+from mapc.core.diagnostics import format_path
 from mapc.spec import ir
 
 LEVELS = ("run", "case", "group", "trajectory")

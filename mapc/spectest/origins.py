@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from mapc.explain import mentions
+from mapc.tools.explain import mentions
 
 _RULE = r"records\.events\.rules\[\d+\](?:\.emit\[\d+\])?"
 _OWNER = rf"(?:records\.(?:run|case|group|trajectory)|{_RULE})"

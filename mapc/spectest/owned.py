@@ -19,7 +19,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from mapc import safeio
+from mapc.core import safeio
 from mapc.spec import ir
 from mapc.spectest.canonical import MAX_EXPECTED_BYTES
 from mapc.spectest.cases import EVALUATION_SUFFIX, RECORDS_SUFFIX, Case, default_expected, spec_folder
@@ -40,7 +40,7 @@ class Refused(Exception):
 
 def spec_reads(spec: ir.Spec) -> dict[tuple[int, int], str]:
     """(device, inode) -> what it is, for every file the spec reads: never an expected file."""
-    from mapc.build import spec_inputs
+    from mapc.pipeline.build import spec_inputs
 
     folder = spec_folder(spec)
     labelled = [(spec.file, "the spec"), *((f, "a spec it extends") for f in spec.files)]

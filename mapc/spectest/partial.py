@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from mapc.fieldpath import segments
+from mapc.core.fieldpath import segments
 from mapc.spectest.compare import MISSING, FieldChange
 
 _REL_TOL = 1e-9

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc.diagnostics import Diagnostic, Diagnostics
+from mapc.core.diagnostics import Diagnostic, Diagnostics
 from mapc.spec import ir
 from mapc.spectest import canonical, owned
 from mapc.spectest.cases import Case, spec_cases
@@ -89,7 +89,8 @@ def run_tests(spec_path: str | Path, *, update: bool = False, against: str | Pat
     ``only_expected`` (``mapc build``) skips cases whose expected file does not exist yet.
     ``spec`` is the already loaded spec, if any.
     """
-    from mapc.build import UsageError, load_checked
+    from mapc.core.errors import UsageError
+    from mapc.pipeline.build import load_checked
 
     if update and against is not None:
         raise UsageError("--update writes expected files from this spec; --against compares with a built "
@@ -127,9 +128,16 @@ def what_failed(r: CaseResult) -> str:
     return r.message or r.status
 
 
+def build_gate(spec_path: Path, spec: ir.Spec) -> tuple[TestReport, list]:
+    """The tests ``mapc build`` runs before it writes (those with expected files), and the
+    diagnostics of those that failed: the build's ``run_tests`` hook."""
+    report = run_tests(spec_path, spec=spec, only_expected=True)
+    return report, failed_tests(report, str(spec_path))
+
+
 def failed_tests(report: TestReport, spec_arg: str) -> list:
     """One error per failing case, for ``mapc build`` (which then writes nothing)."""
-    from mapc.diagnostics import Diagnostic
+    from mapc.core.diagnostics import Diagnostic
 
     out = []
     for r in report.failed:
@@ -222,7 +230,7 @@ class _Runner:
 
     # -- against a built adapter ------------------------------------------------------
     def against(self, cases: list[Case], folder: Path) -> list[CaseResult]:
-        from mapc.build import UsageError
+        from mapc.core.errors import UsageError
         from mapc.spectest.against import AgainstError, find_module, trusted_records
 
         mapped = [c for c in cases if c.kind == "records"]

@@ -115,7 +115,7 @@ class _NotATarget(Exception):
 
 
 def _target_of(entry: EntryPoint):
-    from mapc.targets import Target
+    from mapc.targets.base import Target
 
     loaded = entry.loader.load()
     target = getattr(loaded, "TARGET", loaded)

@@ -19,7 +19,7 @@ import pydantic
 import pytest
 from shared_paths import CORPUS
 
-from mapc.validators.atif import trajectory_problems
+from mapc.targets.atif.validator import trajectory_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "library"))  # library_support, test_session_specs
@@ -123,7 +123,7 @@ def test_a_malformed_trace_exits_nonzero_with_one_line_and_writes_nothing(built,
 
 
 def test_the_build_is_deterministic_and_checked_like_the_other_targets(tmp_path):
-    from mapc.build import build
+    from mapc.api import build
 
     spec, out = ROOT / "examples/nemo-gym-blackjack/spec.yaml", tmp_path / "again"
 
@@ -300,7 +300,7 @@ def test_session_trajectories_equal_the_ground_truth_computed_from_the_file(buil
 
 
 def test_the_validator_reads_one_trajectory_a_line_even_with_unicode_line_separators():
-    from mapc.validators.atif import check_output
+    from mapc.targets.atif.validator import check_output
 
     doc = copy.deepcopy(VALID)
     doc["steps"][0]["message"] = "a\u2028b\u0085c"  # JSON keeps them raw; str.splitlines() splits there
@@ -314,7 +314,7 @@ def test_the_agent_comes_from_the_spec_options(tmp_path):
     and version); the model is the first agent step's."""
     import shutil
 
-    from mapc.build import build
+    from mapc.api import build
 
     example = ROOT / "examples/nemo-gym-blackjack"
     for name in ("spec.yaml", "blackjack.example_rollouts.jsonl", "blackjack.example_rollouts.jsonl.expected.ndjson",

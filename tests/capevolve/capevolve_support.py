@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ADAPTERS = HERE / "adapters"
 EXAMPLE = ROOT / "examples" / "cap-evolve-tau-bench"
-STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
+STANDIN = ROOT / "mapc" / "targets" / "capevolve" / "validator" / "standin"
 DRIVE = HERE / "drive.py"
 
 
@@ -31,7 +31,7 @@ def host_env(**extra) -> dict:
 
 
 def build_adapter(spec: Path, out: Path, *, validate: bool = False):
-    from mapc.build import build
+    from mapc.api import build
 
     result = build(spec, "cap-evolve", out, validate=validate)
     assert result.diagnostics.ok, [d.format() for d in result.diagnostics]

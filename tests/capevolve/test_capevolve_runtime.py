@@ -134,7 +134,7 @@ def test_candidate_is_made_absolute(tmp_path, monkeypatch):
 
 def test_the_rollout_scope_equals_the_scope_run_target_evaluated(tmp_path):
     """score() rebuilds the evaluation scope from Rollout.trace: it must be the same object."""
-    from mapc.build import mapping_namespace
+    from mapc.pipeline.build import mapping_namespace
     from mapc.spec import load_spec
 
     from capevolve_support import EXAMPLE

@@ -13,7 +13,7 @@ import pytest
 
 from capevolve_support import ADAPTERS, EXAMPLE, ROOT, build_adapter
 from golden import assert_golden
-from mapc.build import load_checked
+from mapc.pipeline.build import load_checked
 from mapc.targets import get_target
 
 HERE = Path(__file__).resolve().parent

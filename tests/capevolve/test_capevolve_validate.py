@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from capevolve_support import ROOT, STANDIN
-from mapc.validators.capevolve import validate_adapter_dir
+from mapc.targets.capevolve.validator import validate_adapter_dir
 
 GATE_CASES = Path(__file__).resolve().parent / "gate_cases"
 CASE_DIRS = sorted(p for p in GATE_CASES.iterdir() if (p / "adapter.py").is_file())

@@ -1,6 +1,6 @@
 """mapc's stand-in cap_evolve is cap-evolve's own package, and behaves as its adapter contract says.
 
-``mapc validate --target cap-evolve`` puts ``mapc/validators/capevolve/standin/`` on the
+``mapc validate --target cap-evolve`` puts ``mapc/targets/capevolve/validator/standin/`` on the
 adapter's path when cap-evolve is not installed: an adapter may import any module of the
 real package (``cap_evolve.stats``...), so the stand-in is a byte-for-byte copy of it
 (``standin/UPSTREAM.txt``), held here to the vendored upstream tree.

@@ -25,8 +25,8 @@ import pytest
 
 from capevolve_host import real_check
 from capevolve_mutants import MUTANTS, Mutant
-from mapc.build import build
-from mapc.validators.capevolve import BEYOND, CHECK_NAME, validate_adapter_dir
+from mapc.api import build
+from mapc.targets.capevolve.validator import BEYOND, CHECK_NAME, validate_adapter_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE_SPEC = ROOT / "examples" / "cap-evolve-tau-bench" / "spec.yaml"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from capevolve_host import real_check, real_run
-from mapc.build import build
+from mapc.api import build
 from mapc.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]

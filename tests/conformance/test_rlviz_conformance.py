@@ -44,7 +44,7 @@ def _spec_id(spec: Path) -> str:
 
 
 def _library_specs() -> list[Path]:
-    from mapc.library import library_specs
+    from mapc.spec.library import library_specs
 
     return list(library_specs().values())
 
@@ -67,7 +67,7 @@ def corpus_traces(fmt: str) -> list[Path]:
 @pytest.fixture(scope="session")
 def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict]:
     """(spec id, source label) -> both verdicts, for every spec's fixtures and corpus traces."""
-    from mapc.build import build
+    from mapc.api import build
 
     base = tmp_path_factory.mktemp("rlviz-conformance")
     env = fast_python_env()
@@ -89,7 +89,7 @@ def conformance_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict
 
 def _verdicts(real_rlviz, env, job) -> tuple[tuple[str, str], dict]:
     """Both validators' verdicts on one (spec id, source label, plugin, source, format) job."""
-    from mapc.validators.rlviz.validate import ValidationFailure, validate
+    from mapc.targets.rlviz.validator.validate import ValidationFailure, validate
 
     spec_id, label, plugin, source, fmt = job
     real = subprocess.run([str(real_rlviz), "--json", str(plugin), str(source)], capture_output=True, text=True,
@@ -106,7 +106,7 @@ def _verdicts(real_rlviz, env, job) -> tuple[tuple[str, str], dict]:
 @pytest.fixture(scope="session")
 def case_runs(real_rlviz, tmp_path_factory) -> dict[tuple[str, str], dict]:
     """(case, fixture) -> both verdicts, for the event-stream language cases."""
-    from mapc.build import build
+    from mapc.api import build
 
     base = tmp_path_factory.mktemp("rlviz-cases")
     env = fast_python_env()

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mapc.build import build
+from mapc.api import build
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jsonschema
 
-from mapc.annotations import annotations, escape_data, escape_property
-from mapc.sarif import sarif_log
+from mapc.tools.annotations import annotations, escape_data, escape_property
+from mapc.tools.sarif import sarif_log
 from shared_paths import SHARED
 
 SCHEMA = json.loads((SHARED / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from mapc import __version__
+from mapc.core.version import __version__
 from shared_paths import UPSTREAM
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,17 +1,17 @@
-"""The parts `mapc drift` is made of: what a rule reads of its elements (mapc.reads), which
-elements each rule takes (mapc.observe), element profiles and fingerprints (mapc.profile),
-and the evidence rules for renames and chance (mapc.drift_rules)."""
+"""The parts `mapc drift` is made of: what a rule reads of its elements (mapc.analysis.reads), which
+elements each rule takes (mapc.tools.observe), element profiles and fingerprints (mapc.analysis.profile),
+and the evidence rules for renames and chance (mapc.tools.drift_rules)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from mapc.drift_evidence import rename_of, significant
+from mapc.analysis.drift_evidence import rename_of, significant
 from mapc.expressions import compile_expression
-from mapc.observe import NO_RULE, Observer
-from mapc.profile import profile_elements
-from mapc.reads import alternatives_of, rule_reads, rule_tests, string_tests
+from mapc.tools.observe import NO_RULE, Observer
+from mapc.analysis.profile import profile_elements
+from mapc.analysis.reads import alternatives_of, rule_reads, rule_tests, string_tests
 from mapc.spec import load_spec
 
 SPEC = """mapc: 1
@@ -174,7 +174,7 @@ records:
 
 
 def test_a_value_no_fixture_has_is_additive_unless_a_rule_tests_for_it(tmp_path: Path):
-    from mapc.drift import drift
+    from mapc.tools.drift import drift
 
     spec, fixture = _spec(tmp_path, [{"type": "msg", "text": "a"}, {"type": "other", "data": {}}])
     (tmp_path / "spec.yaml").write_text(SPEC + "fixtures: [t.jsonl]\n", encoding="utf-8")

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from golden import assert_golden
 
-from mapc.editor import PROJECT_SCHEMA, schema_location
+from mapc.tools.editor import PROJECT_SCHEMA, schema_location
 from mapc.spec.schema import SCHEMA_FILE, file_schema, schema_json
 
 ROOT = Path(__file__).resolve().parents[2]

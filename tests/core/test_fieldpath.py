@@ -1,4 +1,4 @@
-"""Source field paths (mapc.fieldpath): one text per path, the one JMESPath reads.
+"""Source field paths (mapc.core.fieldpath): one text per path, the one JMESPath reads.
 
 A key with dots (OpenTelemetry's `gen_ai.usage.input_tokens`), spaces, dashes, quotes, unicode,
 a leading digit or nothing at all is one member: its text must read that member back, in
@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mapc.expressions import compile_expression
-from mapc.fieldpath import ANY, Variable, child, key, literal_dots, render, segments, variable
-from mapc.init import init_spec
-from mapc.profile import profile
+from mapc.core.fieldpath import ANY, Variable, child, key, literal_dots, render, segments, variable
+from mapc.tools.init import init_spec
+from mapc.analysis.profile import profile
 
 #: member names: anything but the two markers a path text gives their own meaning
 NAMES = st.text(max_size=12).filter(lambda s: s not in (ANY, "*"))
@@ -129,7 +129,7 @@ def test_init_drafts_quoted_paths_that_map_dotted_keys(tmp_path):
     exprs = [v for rule in rules for v in (rule.get("signals") or {}).values()] + [rules[0]["when"]]
     assert exprs and all('attributes."' in e for e in exprs), exprs
     from mapc.api import run
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
 
     spec_file = tmp_path / "spec.yaml"
     spec_file.write_text(draft.text)
@@ -143,8 +143,8 @@ def test_init_drafts_quoted_paths_that_map_dotted_keys(tmp_path):
 def test_reads_name_quoted_keys_and_leave_out_the_null_word(tmp_path):
     """What `mapc review` lists: `x || null` reads x (`null` is the null value as specs write it),
     and a key with dots is one quoted member."""
-    from mapc.build import load_checked
-    from mapc.reads import read_paths, spec_reads
+    from mapc.pipeline.build import load_checked
+    from mapc.analysis.reads import read_paths, spec_reads
 
     (tmp_path / "spec.yaml").write_text(
         "mapc: 1\nname: r\nsource: {format: r, container: jsonl, probe: {require: [span_id]}}\n"

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from golden import assert_golden
-from mapc.build import load_checked
-from mapc.coverage import analyse_fixtures
+from mapc.pipeline.build import load_checked
+from mapc.tools.coverage import analyse_fixtures
 from mapc.spec import load_spec
-from mapc.spec.fixture_check import CHECK_BYTES, check_fixtures, sniff, typo_of
+from mapc.analysis.fixture_check import CHECK_BYTES, check_fixtures, sniff, typo_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "cases" / "fixture_checks"
@@ -27,7 +27,7 @@ SPECS = sorted(ROOT.glob("specs/*.yaml")) + sorted(ROOT.glob("examples/**/spec*.
 
 def _diagnostics(case: Path) -> list[dict]:
     """What `mapc check` says: the fixture checks, then (on a valid spec) the warnings of the
-    fixtures' values (mapc.traps, mapc.coverage)."""
+    fixtures' values (mapc.tools.traps, mapc.tools.coverage)."""
     spec, diags = load_checked(case / "spec.yaml")
     if spec is not None:
         diags.extend(analyse_fixtures(spec, list(diags))[1])
@@ -158,7 +158,7 @@ def test_typo_of_counts_edits_and_transpositions():
 
 
 def test_drift_never_claims_every_field_is_there_when_one_is_in_no_sample(tmp_path: Path):
-    from mapc.drift import drift, format_drift
+    from mapc.tools.drift import drift, format_drift
 
     case = CASES / "field-typo"
     report, _ = drift(case / "spec.yaml", case / "sample.jsonl")
@@ -186,7 +186,7 @@ def test_path_variants_are_the_pairs_collapsed_left_to_right_no_longer_than_the_
     steps made n variants of n segments, each looked up)."""
     import itertools
 
-    from mapc.drift import _variants
+    from mapc.tools.drift import _variants
 
     for n in range(9):
         for segs in itertools.product(["a", "[]", "*"], repeat=n):

@@ -13,7 +13,7 @@ import pytest
 from shared_paths import CORPUS
 
 import mapc
-from mapc import mapper as mapper_module
+from mapc.pipeline import mapper as mapper_module
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFIERS = ROOT / "examples" / "verifiers-math" / "spec.yaml"  # reads a sibling (metadata.json)

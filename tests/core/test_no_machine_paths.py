@@ -82,7 +82,7 @@ def machine_paths(text: str) -> list[str]:
 
 
 def test_the_pattern_finds_machine_paths_and_leaves_the_rest():
-    found = ["/work/wt-safety-files/mapc/validators/capevolve/gate.py", "see /home/alice/src/mapc",
+    found = ["/work/wt-safety-files/mapc/targets/capevolve/validator/gate.py", "see /home/alice/src/mapc",
              '"cwd": "/Users/bob/projects/x"', "/root/.cache/mapc", "/tmp/pytest-of-root/pytest-3/test_x0",
              "/tmp/x/clone/mapc/cli.py", r'"C:\\Users\\carol\\mapc"', r"C:\Users\carol", "file:///work/x",
              "/private/var/folders/ab/T/mapc-x"]

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from golden import assert_golden
-from mapc.project import ConfigError, find_config, load_project, read_config
+from mapc.pipeline.project import ConfigError, find_config, load_project, read_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc.report import GENERATOR, record_tree
+from mapc.tools.report import GENERATOR, record_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests" / "cases" / "report" / "hostile-values"

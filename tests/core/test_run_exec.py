@@ -1,4 +1,4 @@
-"""`mapc run SPEC SOURCE` maps in a process without mapc's compiler (mapc/run_exec.py, D73):
+"""`mapc run SPEC SOURCE` maps in a process without mapc's compiler (mapc/pipeline/run_exec.py, D73):
 the same bytes, messages and exit statuses as mapping in process, a Ctrl-C still says
 "interrupted", and nothing is left behind."""
 

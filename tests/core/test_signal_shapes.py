@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import mapc
-from mapc.build import mapping_namespace
+from mapc.pipeline.build import mapping_namespace
 
 FUZZ = os.environ.get("MAPC_FUZZ_EXAMPLES")  # more examples, as the security fuzzers take
 

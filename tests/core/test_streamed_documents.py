@@ -4,7 +4,7 @@
 ``json.loads`` value for value and error for error, with buffers cut at every
 place; the generated mapping is checked byte for byte on every example,
 library spec and corpus trace with streaming forced on (tiny buffers) and off;
-``mapc.streaming.stream_plan`` says which specs stream and why the others do not.
+``mapc.analysis.streaming.stream_plan`` says which specs stream and why the others do not.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from shared_paths import CORPUS
 from mapc.build import mapping_namespace, run_mapping
 from runtime_names import rt
 from mapc.spec import load_spec
-from mapc.streaming import FLATTEN, PLAIN, PROJECT, stream_plan
+from mapc.analysis.streaming import FLATTEN, PLAIN, PROJECT, stream_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted([*ROOT.glob("examples/*/spec.yaml"), *ROOT.glob("specs/*.yaml"), *ROOT.glob("bench/*/spec.yaml")])
@@ -260,7 +260,7 @@ def test_every_streaming_spec_maps_every_fixture_and_corpus_trace_to_the_same_by
 
 
 def test_the_generated_code_streams_where_the_plan_says(tmp_path):
-    from mapc.build import mapping_source
+    from mapc.pipeline.build import mapping_source
 
     spec, _ = load_spec(ROOT / "bench/eval_log/spec.yaml")
     text = mapping_source(spec)
@@ -361,8 +361,8 @@ def test_a_document_that_cannot_stream_says_which_spec_path_needs_it(tmp_path, k
 
 
 def test_mapc_build_and_review_say_whether_the_document_streams(tmp_path):
-    from mapc.build import build_notes
-    from mapc.review import format_review, review
+    from mapc.pipeline.build import build_notes
+    from mapc.tools.review import format_review, review
 
     spec, _ = load_spec(ROOT / "specs/harbor-atif.yaml")
     assert build_notes(spec) == ["the adapter parses the whole document at once (memory grows with it): "

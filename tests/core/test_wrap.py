@@ -59,7 +59,7 @@ def test_what_cannot_be_split_safely_is_left_alone(line):
 
 def test_every_generated_statement_keeps_its_meaning():
     """Wrap every line of every adapter mapc generates for the examples and library specs."""
-    from mapc.build import render
+    from mapc.pipeline.build import render
     from mapc.spec import load_spec
     from mapc.targets import get_target
 

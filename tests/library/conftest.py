@@ -18,7 +18,7 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def library_plugins(tmp_path_factory, corpus) -> dict:
     """Every library spec built for rlviz (validated on its own fixture): name -> (result, plugin dir)."""
-    from mapc.library import library_specs
+    from mapc.spec.library import library_specs
 
     base = tmp_path_factory.mktemp("library")
     names = sorted(library_specs())
@@ -29,7 +29,7 @@ def library_plugins(tmp_path_factory, corpus) -> dict:
 @pytest.fixture(scope="session")
 def corpus_validations(library_plugins, corpus) -> dict:
     """(spec, corpus file) -> the built-in validator's report, or the failure."""
-    from mapc.validators.rlviz.validate import ValidationFailure, validate
+    from mapc.targets.rlviz.validator.validate import ValidationFailure, validate
 
     def one(pair):
         name, rel = pair

@@ -105,7 +105,8 @@ def build_all(jobs: list[tuple[Path, str, Path]]) -> list:
     Returns the BuildResults in order, each with its validation report, as
     ``mapc build`` would.
     """
-    from mapc.build import build, resolve_target
+    from mapc.api import build
+    from mapc.pipeline.build import resolve_target
 
     results = [build(spec, target, out, validate=False) for spec, target, out in jobs]
 

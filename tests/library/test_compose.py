@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from golden import assert_golden
-from mapc.diagnostics import Diagnostics
-from mapc.library import library_specs
+from mapc.core.diagnostics import Diagnostics
+from mapc.spec.library import library_specs
 from mapc.spec import load_spec
 from mapc.spec.compose import resolve_extends
 from mapc.spec.loader import load_file

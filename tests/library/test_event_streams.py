@@ -149,7 +149,7 @@ PAIRS = {"c1": "contents of a", "c2": "contents of b", "c3": "contents of c", "c
 
 def _pairing_views():
     """The pairing case mapped with semantic views (what RELAI and cap-evolve build from)."""
-    from mapc.build import mapping_namespace
+    from mapc.pipeline.build import mapping_namespace
     from mapc.spec import load_spec
 
     spec, diags = load_spec(CASES / "pairing-by-id" / "spec.yaml")

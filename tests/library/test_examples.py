@@ -27,7 +27,7 @@ EXAMPLES = {
     "nemo-gym-weather": ("nemo-gym-rollouts", "guess"),
     "inspect-arithmetic": ("inspect-ai-eval-log", "sloppy"),
 }
-STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
+STANDIN = ROOT / "mapc" / "targets" / "capevolve" / "validator" / "standin"
 
 RUN_CAP_EVOLVE = r"""
 import importlib.util, json, os, sys
@@ -88,7 +88,7 @@ def test_example_builds_and_validates(example_builds, name, target):
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_example_relai_runner_runs_the_agent_on_every_task(example_builds, name):
-    from mapc.build import resolve_target
+    from mapc.pipeline.build import resolve_target
 
     project, _, _ = example_builds[(name, "relai")]
     report = resolve_target("relai").validate(project, [], {"tasks": []})

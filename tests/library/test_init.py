@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from library_support import AUXILIARY, CORPUS, PAIRS, build_all, corpus_files
 
-from mapc.init import init_spec, write_spec
-from mapc.safeio import allowing
-from mapc.library import library_specs
+from mapc.tools.init import init_spec, write_spec
+from mapc.core.safeio import allowing
+from mapc.spec.library import library_specs
 
 JSON_FILES = corpus_files()  # JSON, JSON Lines and the CSV table
 
@@ -110,7 +110,7 @@ def test_init_never_copies_values_into_the_draft(tmp_path):
 
 
 def test_init_reads_a_bounded_prefix_of_a_large_sample(tmp_path):
-    from mapc.build import build
+    from mapc.api import build
 
     events = [{"type": "step", "timestamp": "2025-01-02T10:00:00Z", "content": "x" * 200, "reward": i % 2}
               for i in range(1500)]  # about 400 KB: past the 256 KiB profile bound
@@ -208,7 +208,7 @@ def test_specs_cli_lists_the_library():
 
 def test_init_relaxes_a_probe_key_that_later_records_lack(tmp_path):
     """Keys present in every profiled line may still be missing further down: the draft must map it all."""
-    from mapc.build import build
+    from mapc.api import build
 
     rows = [{"session": "s", "step": i, "role": "user", "content": "hi", "reward": 1} for i in range(260)]
     del rows[250]["session"]  # beyond the lines the profile reads
@@ -287,11 +287,11 @@ def test_init_printing_the_spec_gives_next_commands_that_read_a_sample_left_outs
 
 
 def test_init_fixture_placement_copies_bounded_and_never_over_another_file(tmp_path, monkeypatch):
-    """mapc.init_fixture: a sample outside the spec's folder is copied next to it with its stem's
+    """mapc.tools.init_fixture: a sample outside the spec's folder is copied next to it with its stem's
     sidecar folder (regular files only, no symlink); a different file of that name is an error,
     never overwritten; past the size bound the sample stays where it is, read with allow-read."""
-    from mapc import init_fixture
-    from mapc.init import InitError
+    from mapc.tools import init_fixture
+    from mapc.tools.init import InitError
 
     data, specs = tmp_path / "data", tmp_path / "specs"
     (data / "s1" / "subagents").mkdir(parents=True)

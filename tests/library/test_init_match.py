@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from library_support import CORPUS, ROOT
 
-from mapc.init import init_spec, write_spec
+from mapc.tools.init import init_spec, write_spec
 
 TUTORIAL = [
     {"type": "message", "role": "user", "text": "Write hello.txt"},
@@ -34,7 +34,7 @@ def _bench():
 
 
 def _events(spec_path: Path, source: Path) -> list[dict]:
-    from mapc.build import run_mapping
+    from mapc.pipeline.build import run_mapping
     from mapc.spec import load_spec
 
     spec, diags = load_spec(spec_path)
@@ -86,7 +86,7 @@ def test_a_document_of_rollouts_with_steps_maps_rollouts_to_cases_and_steps_to_e
         {"role": "tool", "content": "2", "tool_call_id": "c1"}]} for i in range(4)]}
     text, sample = _draft(tmp_path, doc, name="rollouts.json")
     assert 'each: "rollouts"' in text and "id: task_id" in text and 'each: "steps"' in text
-    from mapc.build import run_mapping
+    from mapc.pipeline.build import run_mapping
     from mapc.spec import load_spec
 
     out = io.BytesIO()
@@ -132,7 +132,7 @@ def test_the_documented_init_match_table_is_current_and_meets_the_goal(tmp_path)
     ("event", "sample_init", "message"), ("event", "store", "state"), ("type", "SPAN", "log"),
 ])
 def test_discriminator_values_name_their_kind(field, value, kind):
-    from mapc.init_rules import kind_of
+    from mapc.tools.init_rules import kind_of
 
     assert kind_of(field, value) == kind
 
@@ -152,7 +152,7 @@ def test_type_fields_that_split_the_elements_each_get_their_rules(tmp_path):
 
 def test_irregular_event_streams_always_give_a_draft_that_maps_them(tmp_path):
     """Lines whose arrays are sometimes strings or numbers, texts that are not text, objects
-    where the sample had arrays, names with quotes and dots: the stream draft (mapc.init_stream)
+    where the sample had arrays, names with quotes and dots: the stream draft (mapc.tools.init_stream)
     still loads and maps its sample, without falling back to one event per line (before, some
     raised AttributeError/TypeError, others failed in `join` and were simplified)."""
     import random

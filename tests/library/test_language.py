@@ -18,7 +18,7 @@ import pytest
 import hosts
 import mapc
 
-from mapc.diagnostics import Diagnostics
+from mapc.core.diagnostics import Diagnostics
 from mapc.spec.compose import resolve_extends
 from mapc.spec.loader import load_file
 from mapc.spectest import run_tests

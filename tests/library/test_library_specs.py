@@ -18,7 +18,7 @@ from library_support import AUXILIARY, CORPUS, FORMATS, PAIRS, corpus_files, loa
 
 from golden import assert_golden
 from strict_python import compile_folder_strictly
-from mapc.library import catalog, library_specs
+from mapc.spec.library import catalog, library_specs
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
@@ -166,7 +166,7 @@ FINAL_ANSWERS = ["harbor-atif", "inspect-ai-eval-log", "langsmith-run-payloads",
 
 @pytest.mark.parametrize("name", FINAL_ANSWERS)
 def test_final_answers_are_text(name):
-    from mapc.build import mapping_namespace
+    from mapc.pipeline.build import mapping_namespace
     from mapc.spec import load_spec
 
     spec, _ = load_spec(library_specs()[name])

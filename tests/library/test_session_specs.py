@@ -122,7 +122,7 @@ def test_records_match_the_ground_truth_computed_from_the_file(mapped, item):
 
 
 def test_the_session_formats_are_all_library_specs():
-    from mapc.library import library_specs
+    from mapc.spec.library import library_specs
 
     assert set(SESSION_FORMATS) <= set(library_specs())
     assert set(SESSION_FORMATS) <= set(session_truth.READERS)

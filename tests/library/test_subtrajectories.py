@@ -223,8 +223,8 @@ agent:
 
 
 def test_relai_names_the_subtrajectory_on_the_spawning_observation(tmp_path):
-    from mapc.validators.relai.catalog import Findings
-    from mapc.validators.relai.result import check_result
+    from mapc.targets.relai.validator.catalog import Findings
+    from mapc.targets.relai.validator.result import check_result
 
     project = _scored_project(tmp_path)
     built = mapc.build(project / "spec.yaml", "relai", project)

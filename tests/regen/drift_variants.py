@@ -1,6 +1,6 @@
 """Variants of a library format's real fixture, each with the verdict `mapc drift` must give.
 
-For a spec, its first fixture is mapped with the spec's own rule selection (mapc.observe);
+For a spec, its first fixture is mapped with the spec's own rule selection (mapc.tools.observe);
 the elements each rule takes are found again in the parsed fixture (by their JSON text),
 and edited in place there, so an edit reaches exactly the elements of one rule. The
 variants, and why each verdict is the right one:
@@ -36,10 +36,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc.fieldpath import segments
-from mapc.observe import NO_RULE, Observer
-from mapc.profile import profile_elements
-from mapc.reads import rule_reads, rule_tests
+from mapc.core.fieldpath import segments
+from mapc.tools.observe import NO_RULE, Observer
+from mapc.analysis.profile import profile_elements
+from mapc.analysis.reads import rule_reads, rule_tests
 from mapc.spectest.execute import Executor
 
 NEW_FIELD = "drift_probe_field"
@@ -135,7 +135,7 @@ def _retype(obj, key) -> None:
 
 def derive(spec_path: Path) -> Variants:
     """The variants of ``spec_path``'s first fixture."""
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
 
     spec, diags = load_checked(spec_path, None)
     assert spec is not None, [d.format() for d in diags]

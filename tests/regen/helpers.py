@@ -41,7 +41,7 @@ def mapc(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
 
 
 def build_ok(spec: Path, out: Path, target: str = "rlviz", **kw):
-    from mapc.build import build
+    from mapc.api import build
 
     result = build(spec, target, out, validate=False, **kw)
     assert result.ok, [d.message for d in result.diagnostics]
@@ -50,7 +50,7 @@ def build_ok(spec: Path, out: Path, target: str = "rlviz", **kw):
 
 def build_fails(spec: Path, out: Path, target: str = "rlviz", **kw) -> str:
     """The output_conflict message of a build that must be refused."""
-    from mapc.build import build
+    from mapc.api import build
 
     result = build(spec, target, out, validate=False, **kw)
     assert not result.ok

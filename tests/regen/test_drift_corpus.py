@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from regen.drift_variants import Variants, derive
-from mapc.drift import drift, format_drift
+from mapc.tools.drift import drift, format_drift
 from regen.helpers import CASES, ROOT
 
 LIBRARY = sorted((ROOT / "specs").glob("*.yaml"))
@@ -83,7 +83,7 @@ def test_an_alternative_renamed_to_the_other_maps_the_same(tmp_path: Path):
     """The verdict of the `alternative` variants is `none` because the records do not change:
     checked on the mapping itself, not on drift."""
     from regen.drift_variants import _records
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
     from mapc.spectest.execute import Executor
 
     checked = 0

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import mapc
-from mapc.freshness import check_build
+from mapc.pipeline.freshness import check_build
 from regen.helpers import build_ok, copy_case, mapc as run_mapc, snapshot
 
 
@@ -51,7 +51,7 @@ def test_a_fixture_change_is_a_spec_change(built):
 def test_mapc_version_changed(tmp_path, monkeypatch):
     spec = copy_case(tmp_path)
     out = tmp_path / "out"
-    monkeypatch.setattr(mapc, "__version__", "0.0.9")
+    monkeypatch.setattr("mapc.core.version.__version__", "0.0.9")
     build_ok(spec, out)
     monkeypatch.undo()
     fresh, _ = check_build(spec, "rlviz", out)

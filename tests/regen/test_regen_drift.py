@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from golden import assert_golden
-from mapc.drift import drift, format_drift, segments
-from mapc.profile import ProfileError, profile
+from mapc.tools.drift import drift, format_drift, segments
+from mapc.analysis.profile import ProfileError, profile
 from regen.helpers import CASES, CORPUS, ROOT, mapc
 
 DRIFT_CASES = sorted(p for p in (CASES / "drift").iterdir() if (p / "case.json").is_file())

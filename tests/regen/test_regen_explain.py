@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from mapc.explain import explain, format_explanation, mentions
+from mapc.tools.explain import explain, format_explanation, mentions
 from regen.helpers import EXAMPLES, build_ok, mapc
 
 VERIFIERS = EXAMPLES / "verifiers-math" / "spec.yaml"

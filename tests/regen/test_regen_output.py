@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mapc import output
-from mapc.output import OutputConflict, plan_output, recover, write_output
+from mapc.pipeline import output
+from mapc.pipeline.output import OutputConflict, plan_output, recover, write_output
 from regen.helpers import EXAMPLES, build_fails, build_ok, copy_case, mapc, snapshot
 
 
@@ -222,7 +222,7 @@ def _build_in_child(spec: Path, out: Path, *, crash_at: int) -> int:
         try:
             os.environ[output.CRASH_ENV] = str(crash_at)
             output._steps = 0
-            from mapc.build import build
+            from mapc.api import build
 
             code = 0 if build(spec, "rlviz", out, validate=False).ok else 1
         finally:
@@ -278,7 +278,7 @@ def test_the_two_rename_fallback_swaps_too(tmp_path, monkeypatch):
 def test_building_into_the_working_directory(tmp_path, monkeypatch):
     """`-o .` from inside the output: the folder is swapped, so mapc validates through an absolute
     path, tells the user their shell's folder was replaced, and a later command says so clearly."""
-    from mapc.build import build
+    from mapc.api import build
     from mapc.targets import get_target
 
     spec = copy_case(tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import provenance
+from mapc.pipeline import provenance
 from regen.helpers import EXAMPLES, build_ok, copy_case, mapc, snapshot
 
 ORIGIN = provenance.Origin(mapc_version="9.9.9", target="rlviz", spec="../spec.yaml", spec_sha256="ab" * 32,
@@ -73,9 +73,10 @@ def test_build_writes_headers_and_a_lock_that_hashes_every_file(tmp_path):
     assert lock["owned"] == [""]
     from mapc.codegen.templating import template_digest
     from mapc.spec import load_spec
+    from mapc.targets import get_target
 
     loaded, _ = load_spec(spec)
-    assert lock["spec_sha256"] == loaded.digest and lock["templates_sha256"] == template_digest("rlviz")
+    assert lock["spec_sha256"] == loaded.digest and lock["templates_sha256"] == template_digest(get_target("rlviz").template_folder())
     for rel in ("adapter.py", "test_adapter.py", "rlviz-plugin.yaml", "README.md"):
         assert b"DO NOT EDIT" in files[rel][:600], rel
         assert loaded.digest.encode() in files[rel][:600], rel
@@ -89,7 +90,7 @@ def test_build_writes_headers_and_a_lock_that_hashes_every_file(tmp_path):
 
 
 def test_headers_do_not_break_the_hosts_parsers(tmp_path):
-    from mapc.validators.rlviz.manifest import parse_manifest
+    from mapc.targets.rlviz.validator.manifest import parse_manifest
 
     spec = copy_case(tmp_path)
     build_ok(spec, tmp_path / "out")

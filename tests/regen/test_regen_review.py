@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from golden import assert_golden
-from mapc import codescan
-from mapc.review import format_review, review
+from mapc.tools import codescan
+from mapc.tools.review import format_review, review
 from regen.helpers import CASES, EXAMPLES, build_ok, copy_case, mapc
 from mapc.targets import get_target
 
@@ -215,7 +215,7 @@ def test_a_syntax_error_is_a_finding_not_a_crash():
 
 # -- every example, its own target: no false positives -------------------------------------------
 def _example_builds():
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
     from mapc.targets import targets
 
     out = []
@@ -241,7 +241,7 @@ def test_every_target_has_an_example():
 @pytest.mark.parametrize("spec, target", EXAMPLE_BUILDS,
                          ids=[f"{s.parent.name}/{s.name}:{t}" for s, t in EXAMPLE_BUILDS])
 def test_a_clean_build_of_every_example_reviews_clean_and_is_current(spec, target, tmp_path):
-    from mapc.freshness import check_build
+    from mapc.pipeline.freshness import check_build
 
     shutil.copytree(spec.parent, tmp_path / "ex")
     spec = tmp_path / "ex" / spec.name

@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from golden import assert_golden
-from mapc import provenance
+from mapc.pipeline import provenance
 from mapc.cli import app
-from mapc.review import review
-from mapc.review_since import SinceError, cause_of, since
+from mapc.tools.review import review
+from mapc.tools.review_since import SinceError, cause_of, since
 from regen.helpers import CASES, TINY, build_ok
 
 SINCE_CASES = sorted(p for p in (CASES / "review_since").iterdir() if (p / "before.yaml").is_file())
@@ -170,7 +170,7 @@ def test_without_git_or_outside_a_repository(repo: Path, tmp_path: Path, monkeyp
 def test_a_hostile_git_revision_reads_nothing_outside(repo: Path, tmp_path: Path):
     """At REF the output's adapter.py is a symlink to a secret and the lock lists files outside
     it: neither is read (git's symlink is a blob holding the target's name, never followed)."""
-    from mapc.review_since import format_since
+    from mapc.tools.review_since import format_since
 
     work = tmp_path / "r"
     shutil.copytree(repo / "rename-a-field" / "out", work / "out")

@@ -111,7 +111,7 @@ def write_json(path: Path, data) -> Path:
 
 def build_project(spec: str | Path, project: Path, *, force: bool = False, spec_dir: Path | None = None):
     """Build a spec (text or path) for relai into ``project``; returns the BuildResult."""
-    from mapc.build import build
+    from mapc.api import build
 
     if isinstance(spec, str):
         spec_dir = spec_dir or project.parent / (project.name + "-spec")

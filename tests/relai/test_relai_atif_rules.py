@@ -8,7 +8,7 @@ import pydantic
 import pytest
 
 from relai_support import atif_trajectory
-from mapc.validators.relai.atif import step_problems
+from mapc.targets.atif_rules import step_problems
 
 VALID = [
     {"step_id": 1, "source": "system", "message": "rules"},

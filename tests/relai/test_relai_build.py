@@ -16,7 +16,7 @@ import pytest
 from relai_support import EXAMPLE, ROOT, build_project, chat_trace, read_result, run_runner, spec_text, write_json
 from relai_support import replay_project  # noqa: F401 (a fixture)
 from golden import assert_golden
-from mapc.build import load_checked, resolve_target
+from mapc.pipeline.build import load_checked, resolve_target
 
 CASES = Path(__file__).resolve().parent / "cases"
 CASE_DIRS = sorted(p for p in CASES.iterdir() if (p / "spec.yaml").is_file())

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mapc.validators.relai.catalog import Findings, check_adapter_name, check_catalog, read_json_object, task_evaluators
-from mapc.validators.relai.manifest import check_manifest, simulator_env, unmet_requirements
+from mapc.targets.relai.validator.catalog import Findings, check_adapter_name, check_catalog, read_json_object, task_evaluators
+from mapc.targets.relai.validator.manifest import check_manifest, simulator_env, unmet_requirements
 
 CATALOG = {
     "schema_version": "relai.custom_adapter.v1",

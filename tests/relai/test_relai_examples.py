@@ -12,7 +12,7 @@ import pytest
 
 from relai_support import EXAMPLE, ROOT, atif_trajectory, build_project, read_result, run_runner
 from mapc.spec import load_spec
-from mapc.validators.relai.suite import validate_project
+from mapc.targets.relai.validator.suite import validate_project
 
 SPECS = sorted(ROOT.glob("examples/*/spec*.yaml"))
 

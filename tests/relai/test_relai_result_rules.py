@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from mapc.validators.relai.catalog import Findings
-from mapc.validators.relai.result import check_result, task_score
+from mapc.targets.relai.validator.catalog import Findings
+from mapc.targets.relai.validator.result import check_result, task_score
 
 TASK = {
     "id": "request/create",

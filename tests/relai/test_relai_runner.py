@@ -13,8 +13,8 @@ from relai_support import (  # replay_project is a fixture
     atif_trajectory, build_project, catalog_task, chat_trace, read_result, replay_project, run_runner, spec_text,
     write_json,
 )
-from mapc.validators.relai.catalog import Findings
-from mapc.validators.relai.result import check_result
+from mapc.targets.relai.validator.catalog import Findings
+from mapc.targets.relai.validator.result import check_result
 
 ADAPTER = "chat-demo"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc.validators.relai.suite import validate_project
+from mapc.targets.relai.validator.suite import validate_project
 from relai_support import replay_project  # noqa: F401 (a fixture)
 
 GOOD_RESULT = {

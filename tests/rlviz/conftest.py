@@ -13,7 +13,7 @@ from rlviz.support import EXAMPLES, ROOT
 @pytest.fixture(scope="session")
 def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
     """Every example built for rlviz once: name -> (plugin dir, example source)."""
-    from mapc.build import build
+    from mapc.api import build
 
     out = {}
     for name, (spec, source) in EXAMPLES.items():
@@ -28,6 +28,6 @@ def built(tmp_path_factory) -> dict[str, tuple[Path, Path]]:
 def rlviz_shim(tmp_path_factory) -> Path:
     """An executable that behaves like `rlviz` for `plugin validate` (mapc's stand-in)."""
     path = tmp_path_factory.mktemp("bin") / "rlviz"
-    path.write_text(f"#!/bin/sh\nexec {sys.executable} -m mapc.validators.rlviz.cli \"$@\"\n", encoding="utf-8")
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} -m mapc.targets.rlviz.validator.cli \"$@\"\n", encoding="utf-8")
     path.chmod(0o755)
     return path

@@ -13,7 +13,7 @@ import pytest
 
 from rlviz.support import ROOT, run_adapter
 from mapc.codegen.program import load_module, read_runtime
-from mapc.validators.rlviz.records import StreamChecker, check_stream, split_lines
+from mapc.targets.rlviz.validator.records import StreamChecker, check_stream, split_lines
 from shared_paths import CORPUS
 
 OWN_FORMAT = {  # corpus files each example's adapter is written for
@@ -209,7 +209,7 @@ def test_bad_invocation_exits_2(built, argv):
 
 
 def test_raw_copies_only_when_the_spec_asks(built, tmp_path):
-    from mapc.build import build
+    from mapc.api import build
 
     plugin, source = built["nemo-gym-blackjack"]
     plain = run_adapter(plugin, "stream", source, tmp_path).stdout

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mapc.codegen.templating import render_template
-from mapc.validators.rlviz.digest import DigestError, content_digest
-from mapc.validators.rlviz.manifest import (
+from mapc.targets import get_target
+from mapc.targets.rlviz.validator.digest import DigestError, content_digest
+from mapc.targets.rlviz.validator.manifest import (
     ManifestError, check_manifest, load_manifest, parse_manifest, parse_simple_yaml,
 )
 from shared_paths import RLVIZ_FIXTURES
@@ -89,8 +89,8 @@ def test_scalar_forms():
     "- looks like a list item",
 ])
 def test_rendered_manifest_round_trips_any_description(description):
-    text = render_template("rlviz/rlviz-plugin.yaml.j2", plugin_name="x-1", version="1.2.3-rc.1",
-                           description=description)
+    text = get_target("rlviz").render_template("rlviz-plugin.yaml.j2", plugin_name="x-1", version="1.2.3-rc.1",
+                                               description=description)
     m = parse_manifest(text.encode())
     check_manifest(m)
     assert (m.name, m.version, m.description) == ("x-1", "1.2.3-rc.1", description)

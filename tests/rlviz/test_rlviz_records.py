@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mapc.validators.rlviz import records
-from mapc.validators.rlviz.records import RecordError, StreamChecker, check_stream
+from mapc.targets.rlviz.validator import records
+from mapc.targets.rlviz.validator.records import RecordError, StreamChecker, check_stream
 from shared_paths import RLVIZ_FIXTURES
 
 FIXTURES = RLVIZ_FIXTURES

@@ -13,7 +13,8 @@ import pytest
 
 from rlviz.support import EXAMPLES, ROOT
 from golden import assert_golden
-from mapc.build import build, load_checked
+from mapc.api import build
+from mapc.pipeline.build import load_checked
 from mapc.targets import get_target
 
 CASES = Path(__file__).resolve().parent / "cases"

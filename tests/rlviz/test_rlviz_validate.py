@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rlviz.support import ROOT
-from mapc.validators.rlviz import host
-from mapc.validators.rlviz.digest import content_digest
-from mapc.validators.rlviz.validate import ValidationFailure, load_plugin, validate, validate_adapter
+from mapc.targets.rlviz.validator import host
+from mapc.targets.rlviz.validator.digest import content_digest
+from mapc.targets.rlviz.validator.validate import ValidationFailure, load_plugin, validate, validate_adapter
 
 MANIFEST = """api_version: rlviz.dev/v1alpha1
 kind: Adapter
@@ -162,7 +162,7 @@ def test_execution_contract_fresh_snapshot_private_request_devnull_no_bytecode(t
 
 
 def test_request_matches_rlviz_request_schema(source):
-    from mapc.validators.rlviz.records import schema_validator
+    from mapc.targets.rlviz.validator.records import schema_validator
 
     for op in ("probe", "stream"):
         req = host.new_request(op, source)
@@ -263,7 +263,7 @@ def test_missing_source_and_bad_manifest(tmp_path):
 
 
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "mapc.validators.rlviz.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mapc.targets.rlviz.validator.cli", *args], capture_output=True, text=True,
                           timeout=120, **kw)
 
 

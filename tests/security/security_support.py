@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CASES = ROOT / "tests" / "cases"
-STANDIN = ROOT / "mapc" / "validators" / "capevolve" / "standin"
+STANDIN = ROOT / "mapc" / "targets" / "capevolve" / "validator" / "standin"
 DRIVE = ROOT / "tests" / "capevolve" / "drive.py"
 
 #: How many examples each default-profile fuzz test runs; MAPC_FUZZ_EXAMPLES raises it.

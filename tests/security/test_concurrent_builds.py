@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import output, provenance
+from mapc.pipeline import output, provenance
 from security_support import CASES
 
 HOSTILE = CASES / "hostile_traces"
@@ -49,7 +49,7 @@ def _spec(folder: Path, name: str) -> Path:
 def _previous_output(out: Path, spec: Path) -> None:
     """Make ``out`` a cap-evolve output of ``spec``: a folder of user files is refused (and a
     previous output with user files added is the folder two builds race over)."""
-    from mapc.build import build
+    from mapc.api import build
 
     result = build(spec, "cap-evolve", out, validate=False, test=False)
     assert result.ok, [d.format() for d in result.diagnostics]
@@ -71,8 +71,8 @@ def _fork_build(spec, target, out: Path, rendered, gate: int) -> int:
     if pid == 0:  # the child waits for the gate, builds, and ends without running pytest's cleanup
         code = 3
         try:
-            from mapc.build import write_build
-            from mapc.diagnostics import Diagnostics
+            from mapc.pipeline.build import write_build
+            from mapc.core.diagnostics import Diagnostics
 
             os.read(gate, 1)
             code = 0 if write_build(spec, target, out, rendered, Diagnostics(), validate=False).ok else 1
@@ -101,7 +101,7 @@ def fast_tmp(tmp_path):
 
 
 def test_a_hundred_rounds_of_concurrent_builds_lose_no_user_file(fast_tmp):
-    from mapc.build import load_checked, render_files, resolve_target
+    from mapc.pipeline.build import load_checked, render_files, resolve_target
 
     tmp_path = fast_tmp
     target = resolve_target("cap-evolve")
@@ -155,7 +155,7 @@ def test_the_cli_waits_for_another_build_of_the_same_output(tmp_path):
 def test_a_stage_held_by_a_live_build_is_never_removed(tmp_path):
     """The second line of defence, without the output lock: recovery skips a staging folder
     another live process holds, and removes it once that process is killed."""
-    from mapc import outlock
+    from mapc.core import outlock
 
     real = tmp_path / "out"
     real.mkdir()

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from mapc.codegen.pysrc import comment_text, docstring_text, literal
 from mapc.codegen.templating import Safe, environment
-from mapc.validators.rlviz.manifest import parse_simple_yaml
+from mapc.targets.rlviz.validator.manifest import parse_simple_yaml
 from security_support import examples
 
 SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck))

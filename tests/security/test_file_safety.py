@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import output
+from mapc.pipeline import output
 from security_support import CASES
 
 HOSTILE = CASES / "hostile_traces"
@@ -74,7 +74,7 @@ def _build_in_child(spec: Path, target: str, out: Path, crash_at: int) -> int:
         try:
             os.environ[output.CRASH_ENV] = str(crash_at)
             output._steps = 0
-            from mapc.build import build
+            from mapc.api import build
 
             code = 0 if build(spec, target, out, validate=False).ok else 1
         finally:
@@ -85,7 +85,7 @@ def _build_in_child(spec: Path, target: str, out: Path, crash_at: int) -> int:
 
 @pytest.mark.parametrize("target", ["relai", "cap-evolve"])
 def test_a_build_killed_at_any_step_leaves_the_previous_output_intact(tmp_path, target):
-    from mapc.build import build
+    from mapc.api import build
 
     spec = _project(tmp_path, requires=target == "relai")
     project = spec.parent
@@ -118,8 +118,8 @@ def test_a_build_killed_at_any_step_leaves_the_previous_output_intact(tmp_path, 
 def test_a_build_changes_nothing_outside_its_output(tmp_path, target):
     """The spec and its fixture live elsewhere (the fixture in a sibling folder, named with
     `..` and allowed with --allow-read); only the output folder changes."""
-    from mapc.build import build
-    from mapc.safeio import allowing
+    from mapc.api import build
+    from mapc.core.safeio import allowing
 
     spec = _project(tmp_path)
     project = spec.parent
@@ -141,7 +141,7 @@ def test_a_build_changes_nothing_outside_its_output(tmp_path, target):
 
 
 def test_a_symlink_in_the_output_is_never_written_through(tmp_path):
-    from mapc.build import build
+    from mapc.api import build
 
     spec = _project(tmp_path)
     outside = tmp_path / "outside"
@@ -159,7 +159,7 @@ def test_a_symlink_in_the_output_is_never_written_through(tmp_path):
 def test_generated_code_opens_sources_read_only(tmp_path, monkeypatch, capsysbinary):
     """The RLViz adapter, run in process with `open` and `os.open` watched, opens the source,
     its sibling files and the request only for reading (and writes nothing but stdout)."""
-    from mapc.build import build
+    from mapc.api import build
 
     spec = _project(tmp_path)
     spec.write_text(spec.read_text().replace("  probe: {require: [type]}",

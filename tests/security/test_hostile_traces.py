@@ -38,9 +38,9 @@ from pathlib import Path
 
 import pytest
 
-from mapc.validators.relai.catalog import Findings
-from mapc.validators.relai.result import check_result
-from mapc.validators.rlviz.records import RecordError, StreamChecker, split_lines
+from mapc.targets.relai.validator.catalog import Findings
+from mapc.targets.relai.validator.result import check_result
+from mapc.targets.rlviz.validator.records import RecordError, StreamChecker, split_lines
 from security_support import CASES, drive_capevolve, host_env
 
 HOSTILE = CASES / "hostile_traces"
@@ -113,7 +113,7 @@ def _place(case: Path, dests: list[Path], outside: Path) -> None:
 def _build(container: str, root: Path, cases: list[Path]) -> dict:
     """The container's spec in a fresh project, built for every target; traces are benign copies
     of the fixture until the builds are done."""
-    from mapc.build import build
+    from mapc.api import build
 
     project = root / container
     project.mkdir()

@@ -60,7 +60,7 @@ def test_case_files_are_generated_from_the_corpus():
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory) -> dict:
     """The corpus spec, under adversarial file names, built (and validated) for every target."""
-    from mapc.build import build
+    from mapc.api import build
 
     project = tmp_path_factory.mktemp("adversarial") / ODD_FOLDER
     project.mkdir()
@@ -109,7 +109,7 @@ def test_headers_and_readmes_stay_inert(builds):
     to a README."""
     adapter = (builds["outs"]["rlviz"] / "adapter.py").read_text(encoding="utf-8").splitlines()
     assert adapter[0] == "#!/usr/bin/env python3"
-    n = 5  # the provenance header's lines (mapc.provenance.header_lines), no more
+    n = 5  # the provenance header's lines (mapc.pipeline.provenance.header_lines), no more
     assert [line[:2] for line in adapter[1:1 + n]] == ["# "] * n and not adapter[1 + n].startswith("# ")
     for target in ("rlviz", "cap-evolve", "atif"):
         readme = (builds["outs"][target] / "README.md").read_text(encoding="utf-8")
@@ -119,7 +119,7 @@ def test_headers_and_readmes_stay_inert(builds):
 
 
 def test_review_finds_nothing_unexpected(builds):
-    from mapc.review import review
+    from mapc.tools.review import review
 
     command = adv.spec_data(CORPUS)["agent"]["command"]
     for target, folder in builds["outs"].items():
@@ -163,7 +163,7 @@ def test_rlviz_records_carry_every_string_intact(builds, tmp_path):
     generation = next(r for r in by_type["event"] if r["kind"] == "generation")
     assert generation["metadata"] == STRINGS  # fields read by quoted names that are the corpus strings
     assert json.loads(generation["output"]["content"]) == adv.expected_echo(STRINGS)
-    from mapc.validators.rlviz.manifest import load_manifest
+    from mapc.targets.rlviz.validator.manifest import load_manifest
 
     manifest = load_manifest(plugin)
     assert manifest.description == " ".join(adv.spec_data(CORPUS)["description"].split())
@@ -277,8 +277,8 @@ def test_an_environment_variable_name_with_equals_is_refused():
 
 def test_validator_messages_show_a_long_id_by_its_start():
     """The text report (not the JSON payload) of a failure about a record with a huge id stays readable."""
-    from mapc.validators.rlviz.cases import describe
-    from mapc.validators.rlviz.validate import ValidationFailure
+    from mapc.targets.rlviz.validator.cases import describe
+    from mapc.targets.rlviz.validator.validate import ValidationFailure
 
     failure = ValidationFailure("invalid signal record: " + "E" * 5000, phase="stream", kind="protocol",
                                 record_id="traj:" + "L" * 5000)

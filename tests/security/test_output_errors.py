@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from mapc import output, scratch
-from mapc.build import build
+from mapc.pipeline import output
+from mapc.core import scratch
+from mapc.api import build
 from security_support import CASES, kill_when, scratch_copies
 
 HOSTILE = CASES / "hostile_traces"

@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from mapc.build import load_checked, mapping_namespace, run_mapping
-from mapc.drift import PathIndex
+from mapc.pipeline.build import load_checked, mapping_namespace, run_mapping
+from mapc.tools.drift import PathIndex
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.runtime.stream import IdTable, MapState
 from mapc.spec.semantic import MAX_EXPRESSION_CHARS

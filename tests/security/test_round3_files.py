@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import provenance
+from mapc.pipeline import provenance
 from mapc.spectest import run_tests
 from security_support import kill_when, scratch_copies
 
@@ -287,7 +287,7 @@ def test_item2_against_still_runs_the_adapter_inside_dir(built, tmp_path):
 def test_item2_against_a_relai_adapter_folder_whose_lock_output_is_above_it(tmp_path):
     """RELAI's lock lives in the adapter's folder with output `../../..`: given that folder, the
     runner inside it is still found (the lock's paths are contained, not refused wholesale)."""
-    from mapc.build import build
+    from mapc.api import build
 
     folder = tmp_path / "ex"
     shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "verifiers-math", folder)
@@ -426,7 +426,7 @@ def test_item10_killed_build_leaves_nothing_in_tmp_and_next_run_sweeps(tmp_path,
 
 
 def test_item10_sweep_beside_takes_only_dead_scratch_folders_of_its_own(tmp_path):
-    from mapc import scratch
+    from mapc.core import scratch
 
     out = tmp_path / "out"
     out.mkdir()

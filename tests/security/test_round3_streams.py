@@ -26,7 +26,7 @@ import hosts
 from mapc.build import build, mapping_namespace
 from runtime_names import rt
 from mapc.spec import load_spec
-from mapc.validators.rlviz.validate import ValidationFailure, validate
+from mapc.targets.rlviz.validator.validate import ValidationFailure, validate
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import textwrap
 
-from mapc.build import run_mapping
+from mapc.pipeline.build import run_mapping
 from mapc.spec import load_spec_text
 
 SPEC = textwrap.dedent("""\

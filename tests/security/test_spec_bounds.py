@@ -1,7 +1,7 @@
 """Checking a spec costs time and memory in proportion to it, and no more than its limits allow.
 
 The limits (``mapc.spec.loader``: bytes, YAML nodes and characters counted after alias
-expansion, depth; ``mapc.spec.semantic``: the expression budget; ``mapc.diagnostics``:
+expansion, depth; ``mapc.spec.semantic``: the expression budget; ``mapc.core.diagnostics``:
 errors reported) bound what a spec can make mapc do. These tests check the bounds
 structurally, by counting the work done (comparisons, compilations, suggestions, nodes
 built, positions copied), never by timing it; ``bench/hostile_specs.py`` measures the
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mapc.diagnostics import MAX_REPORTED, SHOWN_LINE, Diagnostic, Diagnostics
+from mapc.core.diagnostics import MAX_REPORTED, SHOWN_LINE, Diagnostic, Diagnostics
 from mapc.spec import load_spec, load_spec_text
 from mapc.spec import loader, schema_check, semantic
 from mapc.spec.checks import exprs

@@ -31,7 +31,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mapc.diagnostics import Diagnostics
+from mapc.core.diagnostics import Diagnostics
 from mapc.spec import load_spec, load_spec_text
 from mapc.spec.schema import SCHEMA
 from security_support import check_diagnostics, copy_seed_tree, examples, seed_specs
@@ -260,7 +260,7 @@ def test_mutated_real_specs_give_output_or_located_diagnostics(seed_tree, index,
 def _render_every_target(spec, path: Path) -> None:
     """A valid spec: each target's rules give diagnostics or files; generated Python compiles and
     its mapping program maps the fixtures without an internal error."""
-    from mapc.build import output_files, run_mapping
+    from mapc.pipeline.build import output_files, run_mapping
     from mapc.targets import get_target
 
     for name in ("rlviz", "relai", "cap-evolve"):

@@ -31,7 +31,7 @@ def test_shipped_spec_meets_its_expected_records(spec: Path):
         if result.case.kind == "records" and result.case.expect is None:
             assert result.records, f"{result.case.name}: a fixture that maps to no record tests nothing"
     # byte for byte: `--update` on a clean checkout changes nothing (stable order and format)
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
     from mapc.spectest import canonical
     from mapc.spectest.execute import Executor
 

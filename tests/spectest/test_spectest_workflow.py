@@ -20,7 +20,7 @@ BROKEN = ("      - when: \"role == 'assistant'\"\n        kind: generation",
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, Path]:
     """verifiers-math built for every target from a pristine copy: the adapters a user trusted."""
-    from mapc.build import build
+    from mapc.api import build
 
     root = tmp_path_factory.mktemp("trusted")
     spec = copy_example(root, "verifiers-math")
@@ -112,7 +112,7 @@ def test_against_a_folder_without_an_adapter_is_a_usage_error(tmp_path: Path):
 
 
 def test_build_tests_first_and_writes_nothing_when_a_test_fails(tmp_path: Path):
-    from mapc.build import build
+    from mapc.api import build
 
     spec = copy_example(tmp_path, "verifiers-math")
     edit(spec, *BROKEN)
@@ -158,7 +158,7 @@ def test_schema_knows_tests():
 
 
 def test_tests_do_not_change_the_spec_digest(tmp_path: Path):
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
 
     spec = copy_example(tmp_path, "verifiers-math")
     before, _ = load_checked(spec)
@@ -168,7 +168,7 @@ def test_tests_do_not_change_the_spec_digest(tmp_path: Path):
 
 
 def test_an_extending_spec_does_not_inherit_tests(tmp_path: Path):
-    from mapc.build import load_checked
+    from mapc.pipeline.build import load_checked
 
     base = copy_example(tmp_path, "verifiers-math")
     child = base.parent / "child.yaml"

@@ -100,7 +100,7 @@ class Verdict:
 # -- the base plugin --------------------------------------------------------------------------------
 def build_base(work: Path, env: dict[str, str]) -> Base:
     """Build the base plugin once and record its adapter's probe answer and stream on its fixture."""
-    from mapc.build import build
+    from mapc.api import build
 
     plugin = work / "base-plugin"
     result = build(BASE_SPEC, "rlviz", plugin, validate=False)
@@ -159,7 +159,7 @@ def run_real(binary: Path, case: Case, env: dict[str, str]) -> Verdict:
 
 
 def run_mapc(case: Case, env: dict[str, str]) -> Verdict:
-    from mapc.validators.rlviz.validate import ValidationFailure, validate
+    from mapc.targets.rlviz.validator.validate import ValidationFailure, validate
 
     start = time.monotonic()
     try:

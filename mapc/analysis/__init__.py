@@ -1,0 +1,1 @@
+"""The analysis layer of mapc (docs/architecture.md, "Layers")."""

@@ -1,0 +1,1 @@
+"""The core layer of mapc (docs/architecture.md, "Layers")."""

@@ -1,0 +1,1 @@
+"""The pipeline layer of mapc (docs/architecture.md, "Layers")."""

@@ -1,0 +1,1 @@
+"""The tools layer of mapc (docs/architecture.md, "Layers")."""

@@ -1,1 +1,0 @@
-"""Built-in validators: each host's own acceptance checks, runnable without the host."""
