@@ -3,6 +3,6 @@ reach the runtime's units wherever ``mapc/runtime/`` keeps them."""
 
 import types
 
-from mapc.runtime_files import namespace
+from mapc.core.runtime_files import namespace
 
 rt = types.SimpleNamespace(**namespace())

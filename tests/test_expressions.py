@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mapc import runtime_files as runtime
+from mapc.core import runtime_files as runtime
 from mapc.expressions import (
     FUNCTIONS,
     CompiledExpression,

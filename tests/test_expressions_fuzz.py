@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jmespath import exceptions as jp_exc
 
-from mapc import runtime_files as runtime
+from mapc.core import runtime_files as runtime
 from mapc.expressions.compiler import helpers_in
 from mapc.expressions import (
     ExpressionError,

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc import fieldpath
-from mapc.fieldpath import ANY, segments
+from mapc.core import fieldpath
+from mapc.core.fieldpath import ANY, segments
 from mapc.runtime.csv import csv_probe_values
 from mapc.runtime.mapping_rt import (  # the runtime's own reading: JSON, CSV rows, gzip
     MappingError,

@@ -3,7 +3,7 @@
 A generated entry file is, top to bottom: header, docstring, one import block
 (stdlib, the check that ``mapc_runtime/`` is the runtime it was built with, then
 ``from mapc_runtime.MODULE import ...`` of the runtime names it calls, see
-:func:`mapc.runtime_files.shared_runtime`), constants from the spec, the probe,
+:func:`mapc.core.runtime_files.shared_runtime`), constants from the spec, the probe,
 the compiled expressions and mapping functions, the diagnostics tables
 (``SPEC_PLACES``, ``SPEC_LOOPS``: read only when something fails), and the
 target's entry code. Which runtime units and imports are needed is read
@@ -20,7 +20,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc import runtime_files
+from mapc.core import runtime_files
 from mapc.codegen.expressions import ExprTable
 from mapc.codegen.mapping import MappingGenerator
 from mapc.codegen.places import places_source, spec_places
@@ -207,11 +207,11 @@ def module_source(
 
     ``entry`` is the target's own code (usually a few lines calling runtime
     units); the runtime units the code references are imported from the
-    runtime package next to it (:data:`mapc.runtime_files.RUNTIME_PACKAGE`), and
+    runtime package next to it (:data:`mapc.core.runtime_files.RUNTIME_PACKAGE`), and
     ``units`` names more to import (``mapc run`` uses it); ``with_probe=False``
     leaves out the probe (hosts that never probe a source); ``prelude`` is
     placed right after the imports (e.g. a host-package import for cap-evolve);
-    ``shared``, the target's runtime package (:class:`mapc.runtime_files.SharedRuntime`), checks
+    ``shared``, the target's runtime package (:class:`mapc.core.runtime_files.SharedRuntime`), checks
     that it has every unit the entry imports, and the entry checks at import that the
     package next to it is that runtime (D132); ``keep`` names constants to write even if no
     code names them (callers that read them from the namespace); ``check_runtime=False``
@@ -332,7 +332,7 @@ def _runtime_check(stamp: tuple[str, str]) -> str:
     return _RUNTIME_CHECK.replace("TITLE", stamp[0]).replace("DIGEST", stamp[1])
 
 
-#: what ``_runtime_check`` writes (``mapc_runtime`` is :data:`mapc.runtime_files.RUNTIME_MODULE`)
+#: what ``_runtime_check`` writes (``mapc_runtime`` is :data:`mapc.core.runtime_files.RUNTIME_MODULE`)
 _RUNTIME_CHECK = """\
 import mapc_runtime
 

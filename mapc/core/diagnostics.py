@@ -8,6 +8,8 @@ of raising, so a user sees every problem at once.
 
 from __future__ import annotations
 
+import difflib
+
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -196,3 +198,15 @@ def format_path(parts: Iterable[str | int]) -> str:
         else:
             out = str(p)
     return out
+
+
+def suggest(word: str, candidates: Iterable[str]) -> str | None:
+    """``did you mean 'x'?`` for the closest candidate, if one is close."""
+    names = sorted(set(candidates))
+    # difflib's ratio is 2*matches/(len(word)+len(name)) <= 2*len(name)/(len(word)+len(name)):
+    # a word over 2.4 times longer than every name cannot reach the cutoff (and would cost
+    # time in proportion to its length, megabytes in a hostile spec)
+    if not names or len(word) * 3 > 7 * max(map(len, names)):
+        return None
+    match = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    return f"did you mean {match[0]!r}?" if match else None

@@ -6,7 +6,7 @@ expression is parsed with the ``jmespath`` package and compiled to a Python
 function whose source is self-contained: it only calls runtime units from
 :mod:`mapc.runtime.jmespath_rt`, which generated adapters carry along, so
 generated code never imports ``jmespath``. In process the compiled code runs with the
-runtime modules themselves (``mapc.runtime_files.namespace``); its ``python_source`` pastes
+runtime modules themselves (``mapc.core.runtime_files.namespace``); its ``python_source`` pastes
 the helpers it calls, so that text runs without mapc and without ``mapc_runtime/``.
 
 >>> ce = compile_expression("people[?age > `30`].name")
@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import types
 
-from mapc import runtime_files as _runtime
+from mapc.core import runtime_files as _runtime
 from mapc.runtime import jmespath_rt as _rt
 
 from .checks import CheckContext, check

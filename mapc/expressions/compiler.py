@@ -38,7 +38,7 @@ __all__ = ["Expr", "FunctionCompiler", "InlineCompiler", "MAX_INLINE_DEPTH", "_r
 
 @functools.lru_cache(maxsize=1)
 def _runtime_units() -> frozenset[str]:
-    from mapc import runtime_files
+    from mapc.core import runtime_files
 
     return frozenset(runtime_files.unit_names())
 

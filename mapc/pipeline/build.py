@@ -77,7 +77,7 @@ def with_runtime(target: Target, files: dict[str, bytes]) -> dict[str, bytes]:
     (a target from another package need not write it itself)."""
     from posixpath import dirname, join
 
-    from mapc.runtime_files import RUNTIME_PACKAGE, is_runtime_path
+    from mapc.core.runtime_files import RUNTIME_PACKAGE, is_runtime_path
 
     stem = RUNTIME_PACKAGE.encode("ascii")
     folders = {dirname(rel) for rel, data in files.items()

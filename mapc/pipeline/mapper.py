@@ -55,7 +55,7 @@ class MappingFailed(ValueError):
 
 def _runtime_sha256() -> str:
     """The SHA-256 of the runtime package this mapc writes (an RLViz build's, as ``mapc run``)."""
-    from mapc.build import resolve_target
+    from mapc.pipeline.build import resolve_target
 
     return resolve_target("rlviz").shared_runtime().sha256
 
@@ -64,8 +64,8 @@ class Mapper:
     """A spec's mapping, picklable: call it on a row or path in any worker process."""
 
     def __init__(self, spec: Spec | PathLike):
-        from mapc.api import Spec, load_spec
-        from mapc.build import mapping_source
+        from mapc.pipeline.results import Spec, load_spec
+        from mapc.pipeline.build import mapping_source
 
         loaded = spec if isinstance(spec, Spec) else load_spec(spec)
         # the program, and the runtime it was compiled against (a worker runs it with its own

@@ -99,14 +99,14 @@ def header_lines(o: Origin) -> list[str]:
 def is_runtime(rel: str) -> bool:
     """A file of the runtime package: the same bytes for every spec, so no spec header (its
     own says which mapc version and target wrote it)."""
-    from mapc.runtime_files import is_runtime_path
+    from mapc.core.runtime_files import is_runtime_path
 
     return is_runtime_path(rel)
 
 
 def runtime_folder(rel: str) -> str:
     """The runtime package folder a runtime file lies in (output-relative)."""
-    from mapc.runtime_files import RUNTIME_PACKAGE
+    from mapc.core.runtime_files import RUNTIME_PACKAGE
 
     parts = PurePosixPath(rel).parts
     return "/".join(parts[: len(parts) - parts[::-1].index(RUNTIME_PACKAGE, 1)])
@@ -115,7 +115,7 @@ def runtime_folder(rel: str) -> str:
 def runtime_sha256(digests: dict[str, str], folder: str) -> str | None:
     """The runtime package's SHA-256 (``mapc.runtime.manifest_sha256``) from the digests of
     the files under ``folder``; None when there is none."""
-    from mapc.runtime_files import manifest_sha256
+    from mapc.core.runtime_files import manifest_sha256
 
     parent = str(PurePosixPath(folder).parent)
     strip = "" if parent == "." else parent + "/"

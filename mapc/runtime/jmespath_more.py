@@ -5,10 +5,8 @@ import math
 import posixpath
 import re
 
-from .jmespath_rt import (
-    ExpressionValueError, _jp_type_error, _jp_is_number, _jp_check_array, _jp_check_numbers,
-    _jp_group_key,
-)
+from .jmespath_errors import ExpressionValueError, _jp_type_error
+from .jmespath_rt import _jp_check_array, _jp_check_numbers, _jp_group_key, _jp_is_number
 
 
 def _jp_check_sortable(function, value):

@@ -463,28 +463,3 @@ def _function_place(places, spec_file, code):
 def _identifier(where):
     """The Python name a spec path gives its expression function (``records_case_id``)."""
     return re.sub(r"_+", "_", re.sub(r"[^0-9A-Za-z_]+", "_", where).strip("_").lower())
-
-
-def source_probe(fmt, container, nbytes, nlines, required, when, confidence, tables, *extra):
-    """The ``probe(path, limit=None)`` of an adapter: at most ``nbytes`` (or RLViz's smaller
-    ``limit``) and ``nlines`` lines, the ``required`` fields, and ``when(doc, scope)``;
-    ``extra``: the required fields as the spec wrote them when that is not the dotted paths,
-    then ``(columns, delimiter)`` of a csv container."""
-    required_text = tuple(".".join(map(str, p)) for p in required)
-    if extra and extra[0]:
-        required_text = extra[0]
-    csv_format = extra[1] if len(extra) > 1 else None
-
-    def test(doc):
-        return truthy(when(doc, {"tables": tables}))
-
-    def probe(path, limit=None):
-        from .sniff import probe_source
-
-        limit = nbytes if limit is None else max(1, min(limit, nbytes))
-        return probe_source(
-            path, container, limit, nlines, required, test if when else None, confidence, fmt,
-            required_text, csv_format,
-        )
-
-    return probe

@@ -4,7 +4,7 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 
-from .jmespath_rt import ExpressionValueError, _jp_type_error
+from .jmespath_errors import ExpressionValueError, _jp_type_error
 
 
 #: The Unix epoch as a naive datetime: moments below are naive UTC, which prints fastest.

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from mapc.core.diagnostics import Diagnostic, Findings, TooManyErrors, format_path, shown
+from mapc.core.diagnostics import Diagnostic, Findings, TooManyErrors, format_path, shown, suggest
 
 MAX_SPEC_BYTES = 4 * 1024 * 1024
 MAX_NODES = 50_000
@@ -214,8 +214,6 @@ class _Builder:
         if node.tag in TAGS:
             self.spec.tags[path] = node.tag
             return True
-        from mapc.spec.schema_check import suggest
-
         guess = suggest(node.tag, TAGS)
         self.error("unknown_tag", node, path, f"unknown YAML tag {node.tag}",
                    hint=(f"{guess} " if guess else "") + "mapc knows " + " and ".join(TAGS)

@@ -8,14 +8,13 @@ offending key or value, with a did-you-mean where a name was mistyped.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from typing import Any, Iterable, Iterator
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from mapc.core.diagnostics import MAX_REPORTED, Diagnostic, format_path, shown
+from mapc.core.diagnostics import MAX_REPORTED, Diagnostic, format_path, shown, suggest
 from mapc.spec.loader import LoadedSpec
 from mapc.spec.schema import NAME_PATTERN, SCHEMA, SEMVER_PATTERN, VARIABLE_PATTERN
 
@@ -41,18 +40,6 @@ _PATTERN_TEXT = {
     SEMVER_PATTERN: ("must be a semantic version such as 0.1.0", None),
     VARIABLE_PATTERN: ("must be an identifier (letters, digits, `_`; not starting with a digit)", None),
 }
-
-
-def suggest(word: str, candidates: Iterable[str]) -> str | None:
-    """``did you mean 'x'?`` for the closest candidate, if one is close."""
-    names = sorted(set(candidates))
-    # difflib's ratio is 2*matches/(len(word)+len(name)) <= 2*len(name)/(len(word)+len(name)):
-    # a word over 2.4 times longer than every name cannot reach the cutoff (and would cost
-    # time in proportion to its length, megabytes in a hostile spec)
-    if not names or len(word) * 3 > 7 * max(map(len, names)):
-        return None
-    match = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
-    return f"did you mean {match[0]!r}?" if match else None
 
 
 def _describe(value: Any) -> str:

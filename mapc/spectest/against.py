@@ -92,7 +92,7 @@ def _contained(real: Path, folder: Path, lock: Path, parts: list[str]) -> str:
 def _check_runtime(real: Path, folder: Path, module_folder: str) -> None:
     """The runtime beside the module (``mapc_runtime/``) holds no symbolic link: the driver loads
     its parts from there."""
-    from mapc.runtime_files import RUNTIME_PACKAGE
+    from mapc.core.runtime_files import RUNTIME_PACKAGE
 
     base = real / module_folder if module_folder else real
     for name in (RUNTIME_PACKAGE, RUNTIME_PACKAGE + ".py"):

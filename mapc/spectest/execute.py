@@ -110,7 +110,7 @@ class Executor:
     def _evaluation_namespace(self) -> dict:
         if self._evaluation is None:
             from mapc.codegen.program import IN_PROCESS, build_program, load_module, module_source
-            from mapc.build import resolve_target
+            from mapc.pipeline.build import resolve_target
 
             shared = resolve_target("cap-evolve").shared_runtime()  # the runtime that scores
             text = module_source(build_program(self.spec), entry="", with_evaluation=True, with_probe=False,
@@ -130,7 +130,7 @@ _MAX_COMPILED = 16
 
 
 def _compiled(spec: ir.Spec) -> tuple[str, dict]:
-    from mapc.build import mapping_source
+    from mapc.pipeline.build import mapping_source
     from mapc.codegen.program import IN_PROCESS, load_module
 
     hit = _COMPILED.get(spec.digest)

@@ -67,8 +67,8 @@ class Target:
         return False
 
     def shared_runtime(self):
-        """The runtime module every build for this target writes (``mapc.runtime_files.SharedRuntime``)."""
-        from mapc.runtime_files import shared_runtime
+        """The runtime module every build for this target writes (``mapc.core.runtime_files.SharedRuntime``)."""
+        from mapc.core.runtime_files import shared_runtime
 
         return shared_runtime(self.name, self.runtime_modules)
 

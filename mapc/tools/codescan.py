@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mapc.runtime_files import RUNTIME_MODULE, is_runtime_path
+from mapc.core.runtime_files import RUNTIME_MODULE, is_runtime_path
 from mapc.targets import get_target
 
 NETWORK = frozenset({

@@ -26,9 +26,9 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc import fieldpath
-from mapc.init_rules import RuleDrafter, q
-from mapc.profile import Profile, ProfileError, profile
+from mapc.core import fieldpath
+from mapc.tools.init_rules import RuleDrafter, q
+from mapc.analysis.profile import Profile, ProfileError, profile
 from mapc.runtime.sniff import parse_prefix
 
 SAMPLE_BYTES = 256 * 1024  # bound of the profile read
@@ -267,7 +267,7 @@ class _Drafter:
     def docs(self) -> list:
         """The sample's documents (json) or lines (jsonl), as far as the profile read them."""
         if self.prof.container == "csv":  # the rows, with the column types the draft declares
-            from mapc.profile import _read
+            from mapc.analysis.profile import _read
             from mapc.runtime.csv import csv_probe_values
 
             data, cut = _read(self.sample, SAMPLE_BYTES)

@@ -267,8 +267,8 @@ def check_runtime(lock: provenance.Lock, files: list[dict]) -> dict:
 def _runtime_source(r: Review, sources: dict[str, str]) -> None:
     """The runtime's files (as read) against this mapc's ``mapc/runtime/``: identical below
     their header comments, or a unified diff (``source`` and ``source_diff`` of the runtime)."""
-    import mapc
-    from mapc import runtime_files
+    from mapc.core import runtime_files
+    from mapc.core.version import __version__
 
     path = r.runtime.get("path")
     mine = {rel: text for rel, text in sources.items()
@@ -277,7 +277,7 @@ def _runtime_source(r: Review, sources: dict[str, str]) -> None:
     if not mine:
         return
     diff = runtime_files.source_diff(mine)
-    where = f"mapc/runtime/ of the installed mapc {mapc.__version__}"
+    where = f"mapc/runtime/ of the installed mapc {__version__}"
     r.runtime["source_diff"] = diff
     r.runtime["source"] = "differs" if diff else "identical"
     differ = sum(line.startswith("+++ ") for line in diff)

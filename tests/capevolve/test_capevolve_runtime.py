@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mapc import runtime_files as runtime
+from mapc.core import runtime_files as runtime
 
 RT = runtime.namespace()
 

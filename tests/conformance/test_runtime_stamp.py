@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 import mapc
-import mapc.runtime_files as runtime
-from mapc.build import build, resolve_target
+import mapc.core.runtime_files as runtime
+from mapc.pipeline.build import build, resolve_target
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "verifiers-math"

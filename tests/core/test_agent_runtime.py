@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mapc import runtime_files as runtime
+from mapc.core import runtime_files as runtime
 from mapc.runtime import agent_rt as rt
 from mapc.runtime import mapping_rt
 

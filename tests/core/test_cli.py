@@ -161,7 +161,7 @@ def test_runtime_prints_each_targets_runtime_hash_and_shows_one():
     assert [r["target"] for r in payload["runtimes"]] == ["rlviz"]
     files = payload["runtimes"][0]["files"]
     assert [f["path"] for f in files] == [p for p, _ in get_target("rlviz").shared_runtime().files]
-    from mapc.runtime_files import manifest_sha256
+    from mapc.core.runtime_files import manifest_sha256
 
     assert manifest_sha256([(f["path"], f["sha256"]) for f in files]) == payload["runtimes"][0]["sha256"]
     shown = mapc("runtime", "--target", "rlviz", "--show")

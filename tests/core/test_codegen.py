@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mapc.codegen.program import build_program, module_source
-from mapc.runtime_files import RUNTIME_MODULE
+from mapc.core.runtime_files import RUNTIME_MODULE
 from mapc.spec import load_spec
 from mapc.targets import get_target
 

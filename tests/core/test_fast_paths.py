@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from mapc import runtime_files as runtime
-from mapc.build import mapping_namespace, mapping_runtime
+from mapc.core import runtime_files as runtime
+from mapc.pipeline.build import mapping_namespace, mapping_runtime
 from mapc.codegen.program import build_program, runtime_names
 from mapc.runtime import jmespath_rt
 from runtime_names import rt

@@ -34,13 +34,8 @@ LAYERS = {
 }
 
 #: Edges allowed although they break the rule or close a cycle: (importer, imported) -> why.
-#: Ideally empty; an entry that no longer occurs fails the test, so the list only shrinks.
-#: Each one below is in a file another branch of issue 29 rewrites (it removes the edge there).
-EXEMPT: dict[tuple[str, str], str] = {
-    ("mapc.runtime", "mapc"): "runtime/__init__.py reads mapc.__version__ (rt-modules: the runtime imports no mapc)",
-    ("mapc.spec.semantic", "mapc.tools.traps"): "the spec checks run the traps check (split-spec moves it up)",
-    ("mapc.spec.loader", "mapc.spec.schema_check"): "loader <-> schema_check (split-spec)",
-}
+#: Empty, and meant to stay so; an entry that no longer occurs fails the test.
+EXEMPT: dict[tuple[str, str], str] = {}
 
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mapc import runtime_files
-from mapc.build import build
+from mapc.core import runtime_files
+from mapc.pipeline.build import build
 from mapc.targets import builtin_targets
 
 ROOT = Path(__file__).resolve().parents[2]

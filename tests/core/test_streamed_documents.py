@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from shared_paths import CORPUS
 
-from mapc.build import mapping_namespace, run_mapping
+from mapc.pipeline.build import mapping_namespace, run_mapping
 from runtime_names import rt
 from mapc.spec import load_spec
 from mapc.analysis.streaming import FLATTEN, PLAIN, PROJECT, stream_plan

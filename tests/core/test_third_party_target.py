@@ -81,7 +81,7 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
     assert lock["target"] == "ndjson-cli"
     on_disk = [(p.relative_to(out).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
                for p in (out / "mapc_runtime").iterdir()]
-    from mapc.runtime_files import manifest_sha256
+    from mapc.core.runtime_files import manifest_sha256
 
     assert lock["runtime"] == {"path": "mapc_runtime", "sha256": manifest_sha256(on_disk)}
     from mapc.codegen.templating import template_digest

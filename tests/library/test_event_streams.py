@@ -18,7 +18,7 @@ import pytest
 
 import hosts
 import mapc
-from mapc import runtime_files as runtime
+from mapc.core import runtime_files as runtime
 from shared_paths import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]

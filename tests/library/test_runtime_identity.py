@@ -8,7 +8,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from mapc.runtime_files import RUNTIME_PACKAGE, manifest_sha256
+from mapc.core.runtime_files import RUNTIME_PACKAGE, manifest_sha256
 from mapc.targets import get_target
 
 
@@ -34,7 +34,7 @@ def test_every_library_spec_gets_the_same_rlviz_runtime(library_plugins):
 
 
 def test_targets_have_different_runtimes_that_differ_only_in_their_own_modules():
-    from mapc.runtime_files import CORE
+    from mapc.core.runtime_files import CORE
 
     runtimes = {t: get_target(t).shared_runtime() for t in ("rlviz", "relai", "cap-evolve")}
     assert len({r.sha256 for r in runtimes.values()}) == 3

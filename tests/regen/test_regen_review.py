@@ -157,7 +157,7 @@ def _runtime_unit(name: str, module: str = "agent_rt") -> str:
     """One function of a runtime module, with the module's standard-library imports."""
     import ast
 
-    from mapc import runtime_files
+    from mapc.core import runtime_files
 
     text = runtime_files.source_text(module)
     tree = ast.parse(text)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from relai_support import atif_trajectory
-from mapc import runtime_files as runtime
-from mapc.validators.relai.atif import step_problems
+from mapc.core import runtime_files as runtime
+from mapc.targets.atif_rules import step_problems
 
 RT = runtime.namespace()
 atif_steps = RT["atif_steps"]

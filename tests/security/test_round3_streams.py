@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import hosts
-from mapc.build import build, mapping_namespace
+from mapc.pipeline.build import build, mapping_namespace
 from runtime_names import rt
 from mapc.spec import load_spec
 from mapc.targets.rlviz.validator.validate import ValidationFailure, validate

@@ -16,7 +16,7 @@ from mapc.codegen.mapping.signals import Signals
 from mapc.codegen.pysrc import literal
 from mapc.spec import ir
 from mapc.spec.semantic import iter_exprs
-from mapc.streaming import stream_plan
+from mapc.analysis.streaming import stream_plan
 
 
 class MappingGenerator(Levels, Loops, Events, Signals, Fields):

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mapc.diagnostics import TooManyErrors
+from mapc.core.diagnostics import TooManyErrors
 from mapc.spec import ir
 from mapc.spec.checks.agent import build_agent
 from mapc.spec.checks.context import Context

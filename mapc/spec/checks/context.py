@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mapc.diagnostics import Diagnostic, Findings
+from mapc.core.diagnostics import Diagnostic, Findings
 from mapc.spec.loader import LoadedSpec
 
 

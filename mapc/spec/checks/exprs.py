@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from mapc import fieldpath
+from mapc.core import fieldpath
 from mapc.expressions import ExpressionError, compile_expression
 from mapc.expressions.errors import apostrophe_hint
 from mapc.spec import ir

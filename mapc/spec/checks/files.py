@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mapc import safeio
+from mapc.core import safeio
 from mapc.spec import ir
 from mapc.spec.checks.context import Context
 from mapc.spec.checks.names import path_problem

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mapc.diagnostics import format_path
+from mapc.core.diagnostics import format_path
 from mapc.spec import ir
 from mapc.spec.checks.context import Context
 from mapc.spec.checks.exprs import compile_expr

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mapc import safeio
-from mapc.diagnostics import Diagnostic
+from mapc.core import safeio
+from mapc.core.diagnostics import Diagnostic
 from mapc.spec import ir
 from mapc.spec.checks.context import Context
 from mapc.spec.checks.exprs import compile_expr

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mapc.runtime
+from mapc.core.version import __version__
 
 #: The package each build writes its runtime into, next to the entry file: its folder and
 #: its import name (``from mapc_runtime.records_rt import put``).
@@ -31,8 +32,8 @@ RUNTIME_MODULE = RUNTIME_PACKAGE
 SOURCE_DIR = Path(mapc.runtime.__file__).resolve().parent
 #: The modules every target's runtime holds, before the target's own: those an entry names
 #: first (small: a probe loads them), then those their functions import on first call.
-CORE = ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "jmespath_more", "timestamps",
-        "stream", "document", "document_long", "limits", "sniff", "csv", "merge", "subtrajectory")
+CORE = ("jmespath_errors", "jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "jmespath_more",
+        "timestamps", "probe", "stream", "document", "document_long", "limits", "sniff", "csv", "merge", "subtrajectory")
 #: The line of ``__init__.py``'s header that carries the stamp's title (the next line, its
 #: digest), read by the package itself.
 STAMP_PREFIX = "# RUNTIME: "
@@ -177,10 +178,8 @@ def _relative_imports(text: str) -> set[str]:
 
 @functools.lru_cache(maxsize=None)
 def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
-    import mapc
-
     chosen = CORE + tuple(m for m in modules if m not in CORE)
-    title = f"mapc {mapc.__version__} {target} runtime"
+    title = f"mapc {__version__} {target} runtime"
     files: dict[str, str] = {}
     for module in chosen:
         text = source_text(module)
@@ -200,7 +199,7 @@ def _shared_runtime(target: str, modules: tuple[str, ...]) -> SharedRuntime:
     digests.append((init, hashlib.sha256(files[init].encode("utf-8")).hexdigest()))
     ordered = tuple(sorted(files.items(), key=lambda f: f[0].encode()))
     names = tuple(sorted(where_defined(chosen).items()))
-    return SharedRuntime(target, mapc.__version__, chosen, ordered, manifest_sha256(digests),
+    return SharedRuntime(target, __version__, chosen, ordered, manifest_sha256(digests),
                          names, parts_sha256)
 
 
@@ -225,7 +224,7 @@ def source_diff(files: dict[str, str]) -> list[str]:
 
 # --- standalone source of JMESPath helpers (``CompiledExpression.python_source``) -------------
 #: The modules a compiled expression's helpers live in.
-EXPRESSION_MODULES = ("jmespath_rt", "jmespath_more", "timestamps")
+EXPRESSION_MODULES = ("jmespath_errors", "jmespath_rt", "jmespath_more", "timestamps")
 
 
 @functools.lru_cache(maxsize=None)
