@@ -478,7 +478,7 @@ class TestStaticFacts:
     def test_helpers_and_functions(self):
         ce = compile_expression("sort_by(a, &b)[?c > `1`] | length(@)")
         assert ce.functions == ("length", "sort_by")
-        assert ce.helpers == ("_jp_gt", "_jp_length", "_jp_sort_by")
+        assert ce.helpers == ("jp_gt", "jp_length", "jp_sort_by")
         assert set(ce.helpers) <= set(runtime.unit_names())
         assert compile_expression("a").helpers == ()
 
@@ -573,16 +573,16 @@ def test_inline_source_plain_chain_is_direct():
 
 
 def test_plain_chain_is_one_path_call():
-    """`a.b.c` is one `_jp_path` call (a line, not one per step); a chain from a value already
+    """`a.b.c` is one `jp_path` call (a line, not one per step); a chain from a value already
     held starts from it."""
     ce = compile_expression("a.b.c")
-    assert ce.helpers == ("_jp_path",)
-    assert ce.function_source("f").splitlines()[1:] == ['    return _jp_path(data, ("a", "b", "c"))']
+    assert ce.helpers == ("jp_path",)
+    assert ce.function_source("f").splitlines()[1:] == ['    return jp_path(data, ("a", "b", "c"))']
     body = compile_expression("type(a) == 'object' && a.b[0].c").function_source("f")
-    assert '_jp_path(v1, ("b", 0, "c"))' in body, body
+    assert 'jp_path(v1, ("b", 0, "c"))' in body, body
     assert run("type(a) == 'object' && a.b[0].c", {"a": {"b": [{"c": 2}]}}) == 2
     # from a variable, one key: a one-element tuple (not a string of characters)
-    assert "_jp_path(scope.get(\"case\"), (\"id\",))" in compile_expression("$case.id").function_source("f")
+    assert "jp_path(scope.get(\"case\"), (\"id\",))" in compile_expression("$case.id").function_source("f")
     assert run("[$case.id, $case.idx.b]", {}, {"case": {"id": "xy", "idx": {"b": 1}}}) == ["xy", 1]
     assert run("$case.id", {}, {"case": ["i", "d"]}) is None
 
@@ -905,17 +905,17 @@ def _object_function(text):
 
 @pytest.mark.parametrize("text, shape, object_shape, reads_object", [
     # `a || {}`: one call, no temporary; 0 stays (truthy in JMESPath)
-    ("keys(a || `{}`)", "v1 = _jp_or(", "return _jp_keys(_jp_or(data.get(\"a\"), {}))", True),
-    ("b || 'none'", "_jp_or(", "_jp_or(data.get(\"b\"), \"none\")", True),
+    ("keys(a || `{}`)", "return jp_keys(jp_or(", "return jp_keys(jp_or(data.get(\"a\"), {}))", True),
+    ("b || 'none'", "jp_or(", "jp_or(data.get(\"b\"), \"none\")", True),
     ("to_string(b) && b", None, None, True),
     # the field read once; the multiselect after a truthy field of the root: no null test
-    ("pid && join('-', ['span', pid])", "_jp_join(\"-\", [\"span\", v1]) if _jp_truthy(v1)",
+    ("pid && join('-', ['span', pid])", "jp_join(\"-\", [\"span\", v1]) if jp_truthy(v1)",
      "v1 = data.get(\"pid\")\n", True),
     # a multiselect of the root itself: null for null, so never given `{}` for a non-object
     ("join('-', ['span', id])", "None if data is None else [",
-     "_jp_join(\"-\", [\"span\", data.get(\"id\")])", False),
+     "jp_join(\"-\", [\"span\", data.get(\"id\")])", False),
     ("join('-', ['span', to_string(id)])", None,
-     "_jp_join(\"-\", [\"span\", _jp_to_string(data.get(\"id\"))])", False),
+     "jp_join(\"-\", [\"span\", jp_to_string(data.get(\"id\"))])", False),
     ("a.x || a", None, None, True),
     ("@", None, None, False),
     ("[0] || b", None, None, False),
@@ -925,7 +925,7 @@ def _object_function(text):
 ])
 def test_object_root_and_logical_shapes_keep_jmespath_semantics(text, shape, object_shape,
                                                               reads_object):
-    """`a || literal` is one `_jp_or` call; a field read on both sides of `&&` is read once;
+    """`a || literal` is one `jp_or` call; a field read on both sides of `&&` is read once;
     the function compiled for an object root reads fields unguarded. Each gives what jmespath
     gives on every root (the object variant on `{}` for a non-object root when the expression
     reads the root only as an object: what a generated adapter passes then)."""

@@ -292,7 +292,7 @@ def test_compiled_matches_jmespath(expression, data):
         ("map(&[a, map(&[c], b)], @)", [{"a": 1, "b": [None, {"c": 2}]}]),
         ("[a, map(&{x: @}, b)]", {"a": 1, "b": [None, 2]}),
         ("[a, b[*].[c, [d]]]", {"a": 1, "b": [None, {"c": 2}, 3]}),
-        # a long comprehension whose loop line starts `[_jp_path(item1, ("a", "a"))`: its
+        # a long comprehension whose loop line starts `[jp_path(item1, ("a", "a"))`: its
         # operand split tokenized the unbalanced rest of that line (tokenize.TokenError)
         ("a.*.[a.a, a][*].*", {}),
         ("a.*.[a.a, a][*].*", {"a": {"x": {"a": {"a": {"b": 1}}}, "y": 3}}),

@@ -217,7 +217,7 @@ def module_source(
     code names them (callers that read them from the namespace); ``check_runtime=False``
     leaves the stamp check out (programs mapc runs itself, with its own runtime). One import block at the
     top names the runtime modules the code calls, which are small: what a probe never runs
-    is imported by the runtime's functions on their first call (D13x-rt).
+    is imported by the runtime's functions on their first call (D135).
     """
     parts = [program.mapping] + ([program.probe] if with_probe else [])
     if with_evaluation:

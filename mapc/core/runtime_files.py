@@ -7,7 +7,7 @@ stamp the entry file checks at import, D132). A target ships the core modules an
 reviewer reads them once per version and after that compares them with mapc's source (``mapc
 review``: identical, or a unified diff). No linker: the modules import each other
 (``from .records_rt import put``), and what only some specs need is a module of its own
-imported inside the function that needs it (D13x-rt).
+imported inside the function that needs it (D135).
 
 In process (``mapc run``'s compiler side, ``Mapper``, ``mapc test``'s evaluation, compiled
 expressions) mapc imports the very same modules (:func:`namespace`).

@@ -22,7 +22,7 @@ class LogicMixin:
         if left.const is not None and right.const is None:
             left, right = right, left
         if right.const is None or left.const is not None:
-            e = _call(self.use_helper("_jp_eq"), [left.src, right.src], pure=left.pure and
+            e = _call(self.use_helper("jp_eq"), [left.src, right.src], pure=left.pure and
                       right.pure, boolean=True, nonnull=True)
             if negate:
                 return Expr(f"not {e.src}", NOT, pure=e.pure, boolean=True, nonnull=True)
@@ -57,7 +57,7 @@ class LogicMixin:
         if not left.boolean and not left.simple and right_node["type"] in ("literal", "variable"):
             # `a || {}`: the right side cannot raise and costs nothing: one call, no temporary
             right = self.compile(right_node, cur)
-            helper = self.use_helper("_jp_or" if is_or else "_jp_and")
+            helper = self.use_helper("jp_or" if is_or else "jp_and")
             return _call(helper, [left.src, right.src], pure=left.pure and right.pure,
                          boolean=left.boolean and right.boolean)
         # a temporary that holds the left value only (none of the values memoized): it is

@@ -48,7 +48,7 @@ class PathsMixin:
         return e
 
     def _subexpression(self, node, cur):
-        # `a.b[0].c`: one `_jp_path` call, from the value of `a` when that is already held
+        # `a.b[0].c`: one `jp_path` call, from the value of `a` when that is already held
         chain = _path_keys(node)
         if chain is not None and (len(chain[1]) > 1 or chain[0] and chain[0]["type"] == "variable"):
             first, keys = chain
@@ -61,7 +61,7 @@ class PathsMixin:
                         break
             tup = ", ".join(literal_source(k) for k in keys)
             tup = f"({tup},)" if len(keys) == 1 else f"({tup})"
-            return _call(self.use_helper("_jp_path"), [base.src, tup], pure=base.pure)
+            return _call(self.use_helper("jp_path"), [base.src, tup], pure=base.pure)
         return self._chain(node["children"], cur)
 
     _index_expression = _subexpression
@@ -91,4 +91,4 @@ class PathsMixin:
 
     def _flatten(self, node, cur):
         base = self.compile(node["children"][0], cur)
-        return _call(self.use_helper("_jp_flatten"), [base.src], pure=base.pure)
+        return _call(self.use_helper("jp_flatten"), [base.src], pure=base.pure)

@@ -25,7 +25,7 @@ class ProjectionsMixin:
             # in a variable of its own, so that a call around it still fits on a line)
             if len(base.src) > 60:
                 base = self.bind(base)
-            return _call(self.use_helper("_jp_pluck"), [base.src, literal_source(right["value"])],
+            return _call(self.use_helper("jp_pluck"), [base.src, literal_source(right["value"])],
                          pure=base.pure)
         b = self.bind(base).src
         kind = "dict" if is_object else "list"

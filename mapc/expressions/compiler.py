@@ -4,7 +4,7 @@ The generated function mirrors the reference interpreter node by node, but as
 straight-line Python: field chains become ``dict.get`` calls guarded by
 ``isinstance``, projections and filters become ``for`` loops (or list
 comprehensions when simple), comparisons with literals are inlined, and only
-the remaining operations call ``_jp_*`` runtime units.
+the remaining operations call ``jp_*`` runtime units.
 
 Everything taken from the expression text (field names, string literals,
 JSON literals) is embedded with :func:`literal_source`, which is built on

@@ -1,6 +1,6 @@
 """Signatures of the functions expressions may call: JMESPath built-ins and mapc's.
 
-Each function is implemented by a runtime unit ``_jp_<name>`` in
+Each function is implemented by a runtime unit ``jp_<name>`` in
 :mod:`mapc.runtime.jmespath_rt`; the signatures here drive compile-time checks
 (unknown function, arity, literal argument types) and the documentation.
 
@@ -13,7 +13,7 @@ tuple means any value.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from mapc.runtime.jmespath_rt import _jp_typename
+from mapc.runtime.jmespath_rt import jp_typename
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class FunctionSignature:
     @property
     def helper(self) -> str:
         """The runtime unit that implements the function."""
-        return f"_jp_{self.name}"
+        return f"jp_{self.name}"
 
     def param_for(self, index: int) -> Param:
         if index < len(self.params):
@@ -214,7 +214,7 @@ NON_NULL_FUNCTIONS = frozenset(
 
 
 # the JMESPath type name, as compiled code reports it at run time
-_typename = _jp_typename
+_typename = jp_typename
 
 
 def value_matches(value, types: tuple[str, ...]) -> bool:

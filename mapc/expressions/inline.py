@@ -112,8 +112,8 @@ class InlineCompiler:
 
     def _truth(self, e: Expr) -> Expr:
         t = truth(e)
-        if "_jp_truthy(" in t.src and not e.boolean:
-            self.helpers.add("_jp_truthy")
+        if "jp_truthy(" in t.src and not e.boolean:
+            self.helpers.add("jp_truthy")
         return t
 
     def _path(self, node: dict) -> Expr | None:
@@ -133,9 +133,9 @@ class InlineCompiler:
             return Expr(
                 f"{base}.get({literal_source(keys[0])}) if isinstance({base}, dict) else None",
                 COND, pure=True)
-        self.helpers.add("_jp_path")
+        self.helpers.add("jp_path")
         tup = "(" + ", ".join(literal_source(k) for k in keys) + ("," if len(keys) == 1 else "") + ")"
-        return Expr(f"_jp_path({base}, {tup})", ATOM, pure=True)
+        return Expr(f"jp_path({base}, {tup})", ATOM, pure=True)
 
     def _comparator(self, node: dict) -> Expr | None:
         left = self.compile(node["children"][0])
@@ -156,8 +156,8 @@ class InlineCompiler:
                 if not (isinstance(value, (int, float)) and value in (0, 1)):
                     return Expr(f"{left.paren(CMP)} {'!=' if negate else '=='} "
                                 f"{right.paren(CMP)}", CMP, **flags)
-            self.helpers.add("_jp_eq")
-            e = Expr(f"_jp_eq({left.src}, {right.src})", ATOM, pure=left.pure and right.pure,
+            self.helpers.add("jp_eq")
+            e = Expr(f"jp_eq({left.src}, {right.src})", ATOM, pure=left.pure and right.pure,
                      boolean=True, nonnull=True)
             if op == "ne":
                 return Expr(f"not {e.src}", NOT, pure=e.pure, boolean=True, nonnull=True)
@@ -182,6 +182,6 @@ class InlineCompiler:
             first, second = (left, right) if is_or else (right, left)
             return Expr(f"{first.paren(COND + 1)} if {test} else {second.paren(COND)}", COND,
                         pure=left.pure, boolean=left.boolean and right.boolean)
-        helper = "_jp_or" if is_or else "_jp_and"
+        helper = "jp_or" if is_or else "jp_and"
         self.helpers.add(helper)
         return Expr(f"{helper}({left.src}, {right.src})", ATOM, pure=left.pure)

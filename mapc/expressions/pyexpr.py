@@ -115,8 +115,8 @@ def truth(e: Expr) -> Expr:
         return Expr(repr(truthy), ATOM, pure=True, boolean=True, nonnull=True, const=(truthy,))
     if e.boolean:
         return e
-    return Expr(f"_jp_truthy({e.src})", ATOM, pure=e.pure, boolean=True, nonnull=True)
+    return Expr(f"jp_truthy({e.src})", ATOM, pure=e.pure, boolean=True, nonnull=True)
 
 
-_ORDERING = {"lt": ("<", "_jp_lt"), "lte": ("<=", "_jp_le"), "gt": (">", "_jp_gt"),
-             "gte": (">=", "_jp_ge")}
+_ORDERING = {"lt": ("<", "jp_lt"), "lte": ("<=", "jp_le"), "gt": (">", "jp_gt"),
+             "gte": (">=", "jp_ge")}

@@ -10,7 +10,7 @@ class ExpressionValueError(ValueError):
     """A value was of the right type but not acceptable (JMESPath invalid-value)."""
 
 
-def _jp_typename(value):
+def jp_typename(value):
     """The JMESPath type name of ``value`` (Python type name for non-JSON values)."""
     if isinstance(value, str):
         return "string"
@@ -27,6 +27,6 @@ def _jp_typename(value):
     return type(value).__name__
 
 
-def _jp_type_error(where, value, expected):
+def jp_type_error(where, value, expected):
     """Build the error raised when ``value`` is not of the ``expected`` type."""
-    return ExpressionTypeError(f"{where} must be {expected}, got {_jp_typename(value)}")
+    return ExpressionTypeError(f"{where} must be {expected}, got {jp_typename(value)}")

@@ -4,7 +4,7 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 
-from .jmespath_errors import ExpressionValueError, _jp_type_error
+from .jmespath_errors import ExpressionValueError, jp_type_error
 
 
 #: The Unix epoch as a naive datetime: moments below are naive UTC, which prints fastest.
@@ -18,21 +18,21 @@ def iso8601(value, unit="s"):
     """An RFC 3339 UTC timestamp from epoch numbers or ISO 8601 strings; else null."""
     if value.__class__ is float and unit == "s":  # the usual case first: epoch seconds
         try:
-            return _jp_epoch_text(round(value * 1_000_000))
+            return jp_epoch_text(round(value * 1_000_000))
         except (ValueError, OverflowError):
             return None
-    per_second = _jp_per_second("iso8601", unit)
+    per_second = jp_per_second("iso8601", unit)
     try:
         if value.__class__ is float:
             # timedelta(microseconds=x) rounds x half to even, as round() does
-            return _jp_epoch_text(round(value * 1_000_000 / per_second))
+            return jp_epoch_text(round(value * 1_000_000 / per_second))
         if isinstance(value, int) and not isinstance(value, bool):
             seconds, rest = divmod(value, per_second)
-            return _jp_epoch_text(seconds * 1_000_000 + rest * 1_000_000 // per_second)
+            return jp_epoch_text(seconds * 1_000_000 + rest * 1_000_000 // per_second)
         if isinstance(value, float):
             moment = _JP_EPOCH + timedelta(microseconds=value * 1_000_000 / per_second)
         elif isinstance(value, str):
-            moment = _jp_utc(value)
+            moment = jp_utc(value)
         else:
             return None
     except (ValueError, OverflowError):
@@ -41,17 +41,17 @@ def iso8601(value, unit="s"):
     return moment.isoformat() + "Z"
 
 
-def _jp_per_second(name, unit):
+def jp_per_second(name, unit):
     """How many of ``unit`` (an epoch unit of ``name()``: s, ms, us or ns) make a second."""
     if not isinstance(unit, str):
-        raise _jp_type_error(f"{name}() unit", unit, "a string")
+        raise jp_type_error(f"{name}() unit", unit, "a string")
     per_second = _JP_EPOCH_UNITS.get(unit)
     if per_second is None:
         raise ExpressionValueError(f"{name}() unit must be 's', 'ms', 'us' or 'ns', got {unit!r}")
     return per_second
 
 
-def _jp_utc(text):
+def jp_utc(text):
     """The naive UTC datetime of ISO 8601 ``text`` (without an offset, the time is taken as
     UTC); ValueError or OverflowError when there is none."""
     moment = datetime.fromisoformat(text)
@@ -60,7 +60,7 @@ def _jp_utc(text):
     return moment
 
 
-def _jp_epoch_text(us):
+def jp_epoch_text(us):
     """``(_JP_EPOCH + timedelta(microseconds=us)).isoformat() + "Z"``, for integer ``us``,
     without building either object: the date's text is made once per day (datetime's own,
     in ``_JP_DAYS``) and the time of day from a table of two-digit numbers. ``datetime``
@@ -81,7 +81,7 @@ def _jp_epoch_text(us):
     return f"{date}T{two[hours]}:{two[minutes]}:{two[seconds]}Z"
 
 
-#: Date texts of the days _jp_epoch_text has seen, by day number since the epoch.
+#: Date texts of the days jp_epoch_text has seen, by day number since the epoch.
 _JP_DAYS = {}
 
 

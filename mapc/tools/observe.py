@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mapc.runtime.jmespath_rt import _jp_truthy as truthy
+from mapc.runtime.jmespath_rt import jp_truthy as truthy
 from mapc.runtime.mapping_rt import json_type
 from mapc.spec import ir
 

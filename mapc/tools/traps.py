@@ -37,7 +37,7 @@ from mapc.expressions.variables import rewrite_variables
 from mapc.core.fieldpath import render
 from mapc.tools.observe import MAX_KEPT, Observation
 from mapc.analysis.reads import _exprs
-from mapc.runtime.jmespath_rt import _jp_truthy as truthy
+from mapc.runtime.jmespath_rt import jp_truthy as truthy
 from mapc.spec import ir
 from mapc.analysis.fixture_check import _call_text, _field_column, _fix
 

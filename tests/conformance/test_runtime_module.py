@@ -56,7 +56,7 @@ def test_rlviz_digest_survives_running_the_adapter_by_hand(real_rlviz, tmp_path)
                              text=True, timeout=60)
         assert run.returncode == 0 and json.loads(run.stdout)["supported"] is True, run.stderr
         # a probe imports the modules the entry names and the probe's own (sniff), never the
-        # stream's, nor what only other sources need (D76, D13x-rt)
+        # stream's, nor what only other sources need (D76, D135)
         assert "| mapc_runtime.rlviz_rt\n" in run.stderr and "| mapc_runtime.sniff\n" in run.stderr
         for module in ("stream", "csv", "document", "merge", "timestamps", "jmespath_more"):
             assert f"mapc_runtime.{module}\n" not in run.stderr, module

@@ -44,7 +44,7 @@ def _built(tmp_path: Path, target: str) -> Path:
 def _other_version(target: str, monkeypatch) -> runtime.SharedRuntime:
     """``target``'s runtime as mapc 0.0.9 would write it (same code, another version)."""
     with monkeypatch.context() as patch:
-        patch.setattr(mapc, "__version__", "0.0.9")
+        patch.setattr(runtime, "__version__", "0.0.9")  # the version a runtime package names
         runtime._shared_runtime.cache_clear()
         try:
             return resolve_target(target).shared_runtime()

@@ -108,7 +108,7 @@ def test_field_reads_of_known_objects_lose_their_guard_not_a_calls_parentheses()
     table.aliases["c0"] = "o0"
     read = 'el0.get("a") if isinstance(el0, dict) else None'
     alias = 'c0.get("b") if isinstance(c0, dict) else None'
-    assert table.assume_dicts(f"_jp_to_string({read})") == '_jp_to_string(el0.get("a"))'
+    assert table.assume_dicts(f"jp_to_string({read})") == 'jp_to_string(el0.get("a"))'
     assert table.assume_dicts(f"({read}) == 'x' or [({alias})]") == \
         "el0.get(\"a\") == 'x' or [o0.get(\"b\")]"
     assert table.assume_dicts(f"f(({alias}), {alias})") == 'f(o0.get("b"), o0.get("b"))'

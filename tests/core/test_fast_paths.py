@@ -109,7 +109,7 @@ def test_lines_warn_with_the_line_number_and_keep_json_loads_messages(tmp_path):
 
 
 def _iso8601_by_fields(value, per_second=1):
-    """The formatting _jp_iso8601 used before it printed with isoformat()."""
+    """The formatting jp_iso8601 used before it printed with isoformat()."""
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
     try:
         if isinstance(value, int):
@@ -140,7 +140,7 @@ def test_iso8601_prints_the_same_text_as_field_by_field_formatting():
         for v in values:
             if isinstance(v, str) and unit != "s":
                 continue
-            assert jmespath_rt._jp_iso8601(v, unit) == _iso8601_by_fields(v, per_second), (v, unit)
+            assert jmespath_rt.jp_iso8601(v, unit) == _iso8601_by_fields(v, per_second), (v, unit)
 
 
 def test_signals_written_as_text_are_the_bytes_their_records_encode_to(tmp_path):
@@ -362,7 +362,7 @@ def test_function_local_imports_stay_local():
                                                    if isinstance(node, ast.ImportFrom) and node.level == 0}
     assert {"hashlib", "csv", "gzip"}.isdisjoint(everything), everything
     assert "json" in everything
-    assert "import hashlib" not in runtime.extract(["coerce_id", "_jp_stable_id"])[0]
+    assert "import hashlib" not in runtime.extract(["coerce_id", "jp_stable_id"])[0]
 
 
 SPEC = """\
@@ -429,7 +429,7 @@ def _expected(trace, name):
         signals = []
         if el["type"] == "msg":
             ev["kind"] = "message"
-            ev["timestamp"] = jmespath_rt._jp_iso8601(el["ts"])
+            ev["timestamp"] = jmespath_rt.jp_iso8601(el["ts"])
             content = {k: v for k, v in (("role", el["role"]), ("content", el["text"])) if v is not None}
             if content:
                 ev["input"] = content
@@ -479,4 +479,4 @@ def test_generated_rules_read_the_tested_field_once_and_keep_jmespath_truthiness
 def test_to_string_of_an_integer_is_what_json_dumps_writes():
     rng = random.Random(3)
     for value in [0, -1, 10**40, True, False, None, 2.5, 1e16] + [rng.randint(-10**20, 10**20) for _ in range(500)]:
-        assert jmespath_rt._jp_to_string(value) == json.dumps(value, separators=(",", ":"), default=str)
+        assert jmespath_rt.jp_to_string(value) == json.dumps(value, separators=(",", ":"), default=str)

@@ -1,6 +1,6 @@
 """The mapping generator (mapc/codegen/mapping/): named parameters in the generated level
 functions, a target's options passed in (no host name in codegen), and a comment for a spec
-line that writes no code (D13x-codegen)."""
+line that writes no code (D134)."""
 
 from __future__ import annotations
 

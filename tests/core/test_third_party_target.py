@@ -67,9 +67,9 @@ def test_build_validate_and_run_with_the_package_target(site, tmp_path):
     assert "ndjson-cli: ok" in built.stderr and "built ndjson-cli adapter" in built.stderr
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         "README.md", "convert.py", "mapc.lock.json", "mapc_runtime/__init__.py", "mapc_runtime/csv.py",
-        "mapc_runtime/document.py", "mapc_runtime/document_long.py", "mapc_runtime/jmespath_more.py",
-        "mapc_runtime/jmespath_rt.py", "mapc_runtime/limits.py", "mapc_runtime/mapping_rt.py",
-        "mapc_runtime/merge.py", "mapc_runtime/records_rt.py", "mapc_runtime/sessions_rt.py",
+        "mapc_runtime/document.py", "mapc_runtime/document_long.py", "mapc_runtime/jmespath_errors.py",
+        "mapc_runtime/jmespath_more.py", "mapc_runtime/jmespath_rt.py", "mapc_runtime/limits.py",
+        "mapc_runtime/mapping_rt.py", "mapc_runtime/merge.py", "mapc_runtime/probe.py", "mapc_runtime/records_rt.py", "mapc_runtime/sessions_rt.py",
         "mapc_runtime/sniff.py", "mapc_runtime/stream.py", "mapc_runtime/subtrajectory.py",
         "mapc_runtime/timestamps.py", "samples/results.jsonl"]
     converted = subprocess.run([sys.executable, str(out / "convert.py"), str(TRACE)], capture_output=True,

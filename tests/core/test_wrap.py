@@ -28,10 +28,10 @@ def _tree(lines: list[str], header: bool) -> str:
         '    v = coerce_time(st, el0.get("timestamp") if isinstance(el0, dict) else None, "records.events.rules[0].timestamp")',
         "    if not isinstance(el0, dict) or el0.get('type') is None or el0.get('step') is None or el0.get('q') is None:",
         "    x = (some_really_long_function_name_aaaaaaaaaaaa + argument_two_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb)",
-        "        return score, ('The run cost ' + template_text(_jp_path(feedback_scope, ('signals', 'cost'))) + ' USD, over budget.')",
-        "            elif truthy(_jp_ge(feedback_scope.get('score') if isinstance(feedback_scope, dict) else None, 1)):",
+        "        return score, ('The run cost ' + template_text(jp_path(feedback_scope, ('signals', 'cost'))) + ' USD, over budget.')",
+        "            elif truthy(jp_ge(feedback_scope.get('score') if isinstance(feedback_scope, dict) else None, 1)):",
         '    rec = {"record_type": "t", "id": coerce_id(st, x_records_trajectory_id(cur, s), "records.trajectory.id") or (("traj@" + loc) if loc else child_id("traj", parent["id"])), "group_id": parent["id"]}',
-        "            if truthy(_jp_ge(feedback_scope.get('score') if isinstance(feedback_scope, dict) else None, 1)):",
+        "            if truthy(jp_ge(feedback_scope.get('score') if isinstance(feedback_scope, dict) else None, 1)):",
         '    s = "a string literal that is much longer than the width and can be split into implicit concatenation"',
         "        return score, 'The agent did not answer; this feedback text is long enough to exceed 99 columns (it\\'s)'",
         '                note="Averyveryverylongwordwithoutanyspacesthatcannotbewrappedatspacesatallbecauseitisreallylong",',
@@ -86,12 +86,12 @@ def test_every_generated_statement_keeps_its_meaning():
 
 
 def test_a_long_conditional_value_is_split_in_parentheses_not_at_a_short_string():
-    line = ('    v2 = _jp_join(":", [_jp_path(scope.get("trajectory"), ("id",)), "score", v1]) '
-            'if _jp_truthy(v1) else v1')
+    line = ('    v2 = jp_join(":", [jp_path(scope.get("trajectory"), ("id",)), "score", v1]) '
+            'if jp_truthy(v1) else v1')
     assert wrap_line(line) == [
         "    v2 = (",
-        '        _jp_join(":", [_jp_path(scope.get("trajectory"), ("id",)), "score", v1])',
-        "        if _jp_truthy(v1)",
+        '        jp_join(":", [jp_path(scope.get("trajectory"), ("id",)), "score", v1])',
+        "        if jp_truthy(v1)",
         "        else v1",
         "    )",
     ]
@@ -100,9 +100,9 @@ def test_a_long_conditional_value_is_split_in_parentheses_not_at_a_short_string(
 
 
 def test_an_element_too_long_splits_at_its_operator_not_at_a_short_string():
-    line = ('        _jp_type(_jp_path(scope.get("last"), ("result",))) == "object" and '
-            '_jp_path(scope.get("last"), ("result",)),')
+    line = ('        jp_type(jp_path(scope.get("last"), ("result",))) == "object" and '
+            'jp_path(scope.get("last"), ("result",)),')
     assert wrap_line(line) == [
-        '        _jp_type(_jp_path(scope.get("last"), ("result",))) == "object"',
-        '        and _jp_path(scope.get("last"), ("result",)),',
+        '        jp_type(jp_path(scope.get("last"), ("result",))) == "object"',
+        '        and jp_path(scope.get("last"), ("result",)),',
     ]

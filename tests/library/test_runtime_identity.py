@@ -54,7 +54,7 @@ def _top_imports(text: str) -> set[str]:
 
 def test_the_stream_module_holds_what_only_a_stream_runs():
     """A probe imports the modules its entry names: never ``stream``, whose definitions (the
-    readers, the id bookkeeping, the writer) only mapping a source runs (D13x-rt)."""
+    readers, the id bookkeeping, the writer) only mapping a source runs (D135)."""
     files = {path.split("/")[-1][:-3]: text for path, text in get_target("rlviz").shared_runtime().files}
     for name in ("SourceFile", "MapState", "IdTable", "write_canonical"):
         assert f"\ndef {name}(" in files["stream"] or f"\nclass {name}" in files["stream"], name
@@ -64,7 +64,7 @@ def test_the_stream_module_holds_what_only_a_stream_runs():
     for module in ("jmespath_rt", "mapping_rt", "records_rt", "sessions_rt", "rlviz_rt"):
         assert "stream" not in _top_imports(files[module]), module
     assert "    from .stream import MapState, SourceFile, write_canonical" in files["rlviz_rt"]
-    assert "\ndef _jp_sort_by(" in files["jmespath_more"] and "\ndef _jp_type(" in files["jmespath_rt"]
+    assert "\ndef jp_sort_by(" in files["jmespath_more"] and "\ndef jp_type(" in files["jmespath_rt"]
 
 
 def test_what_few_sources_need_is_in_modules_loaded_on_first_use():
@@ -78,7 +78,7 @@ def test_what_few_sources_need_is_in_modules_loaded_on_first_use():
     files = {path.split("/")[-1][:-3]: text for path, text in r.files}
     owners = {"sniff": ("probe_source", "parse_prefix", "_PrefixParser", "read_prefix"),
               "csv": ("csv_rows", "csv_probe_values", "csv_header", "csv_record", "CSV_CONVERTERS"),
-              "document": ("JsonDocumentReader",), "timestamps": ("iso8601", "_jp_epoch_text"),
+              "document": ("JsonDocumentReader",), "timestamps": ("iso8601", "jp_epoch_text"),
               "document_long": ("skip_long", "skip_long_string", "read_long", "whole_document", "_STRING_BODY"),
               "limits": ("output_limit", "record_label"),
               "merge": ("MergeGroup", "merge_step"),
@@ -92,7 +92,7 @@ def test_what_few_sources_need_is_in_modules_loaded_on_first_use():
             assert defined == [module], (name, defined)
         for other in stream_side:
             assert module not in _top_imports(files[other]), (module, other)
-    assert "        from .sniff import probe_source" in files["mapping_rt"]
+    assert "        from .sniff import probe_source" in files["probe"]
     assert "        from .document import JsonDocumentReader" in files["stream"]
     assert "        from .document_long import skip_long" in files["document"]  # a value longer than a window
     assert "        from .limits import output_limit" in files["stream"]  # output at a host's limits (D96)

@@ -28,7 +28,7 @@ def built(tmp_path):
 def test_a_fresh_build_is_current(built):
     spec, out = built
     fresh, _ = check_build(spec, "rlviz", out)
-    assert fresh.current and len(fresh.files) == 24  # 8 + the runtime package's 16
+    assert fresh.current and len(fresh.files) == 26  # 8 + the runtime package's 18
     assert {f.status for f in fresh.files} == {"current"}
 
 
@@ -118,7 +118,7 @@ def test_check_writes_nothing(built):
 def test_cli_exit_codes_reasons_and_json(built):
     spec, out = built
     ok = run_mapc("build", spec, "-t", "rlviz", "-o", out, "--check")
-    assert ok.returncode == 0 and "is current (24 files)" in ok.stderr
+    assert ok.returncode == 0 and "is current (26 files)" in ok.stderr
     with open(out / "README.md", "a") as fh:
         fh.write("local note\n")
     stale = run_mapc("build", spec, "-t", "rlviz", "-o", out, "--check")

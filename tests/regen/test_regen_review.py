@@ -71,7 +71,7 @@ def test_a_clean_build_has_no_findings_and_a_full_summary(plugin: Path, tmp_path
     calls = {(b["function"], b["call"]) for b in r.executes["code"]}
     assert ("check_case", "subprocess.run") in calls  # test_adapter.py runs rlviz: mapc's own code
     text = format_review(r)
-    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (23) checked against the lock",
+    for section in ("WHAT IT READS", "WHAT IT EMITS", "WHAT IT EXECUTES", "FILES (25) checked against the lock",
                     "FINDINGS: none"):
         assert section in text
 

@@ -15,7 +15,7 @@ _ID_PREFIX = {"run": "run", "case": "case", "group": "group", "trajectory": "tra
 _NEXT = {"run": "case", "case": "group", "group": "trajectory", "trajectory": "events"}
 _STATUSES = ("running", "completed", "failed", "cancelled")  # coerce_status's (mapping_rt.STATUSES)
 #: generated code that may raise (an expression function, a JMESPath ordering comparison)
-_RAISES = re.compile(r"\b(x_\w+|_jp_[lg][te])\(")
+_RAISES = re.compile(r"\b(x_\w+|jp_[lg][te])\(")
 
 # Where semantic fields land in a canonical event when the rule gives no explicit layout.
 _MESSAGE_LAYOUT = (
