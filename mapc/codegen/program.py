@@ -249,6 +249,7 @@ def module_source(
         prelude.strip() + "\n" if prelude.strip() else "",
         constants,
         agent,
+        _no_code_note(program.spec, with_evaluation and bool(program.evaluation.strip()), bool(agent)),
     ]
     # top-level definitions are two blank lines apart, as black writes them
     # in spec order: source (the probe), records, evaluators; the diagnostics tables (read
@@ -268,6 +269,26 @@ def module_source(
     )
     compile(text, "<generated>", "exec")  # a generated module must at least compile
     return text
+
+
+def _no_code_note(spec: ir.Spec, with_evaluation: bool, with_agent: bool) -> str:
+    """A comment naming each section of the spec that writes no code in this file, and why:
+    a reviewer reading the spec beside the code sees every section accounted for."""
+    why = []
+    if spec.evaluators and not with_evaluation:
+        why.append(("evaluators", "this file maps traces; a target that scores them runs these"))
+    if spec.usage and not with_evaluation:
+        why.append(("usage", "read only where the evaluators score a trajectory"))
+    if spec.agent is not None and not with_agent:
+        why.append(("agent", "this file does not run the agent"))
+    if spec.tests:
+        why.append(("tests", "`mapc test` checks the spec against them"))
+    lines = []
+    for section, reason in why:
+        mark = spec.locate((section,), key=True) if spec.locate else None
+        line = f" (line {mark.line})" if mark and mark.line else ""
+        lines.append(f"# {section}{line}: no code: {reason}")
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _places(program: Program, body: str) -> str:

@@ -74,3 +74,24 @@ def test_a_spec_line_without_code_says_why():
     assert "final_outputs[" not in without
     with_views = build_program(spec, semantics=True).mapping
     assert "final_outputs[" in with_views and "final_output (line 36): no code" not in with_views
+
+
+def _entry(tmp_path: Path, target: str) -> str:
+    out = tmp_path / target
+    result = mapc.build(mapc.load_spec(EXAMPLE / "spec.yaml"), target, out)
+    assert result.ok, result.diagnostics
+    return next(p for p in sorted(out.glob("*.py")) if p.name != "test_adapter.py").read_text()
+
+
+def test_a_section_without_code_in_a_build_says_why(tmp_path):
+    """An RLViz adapter scores nothing and runs no agent: the spec's evaluators, agent and tests
+    are named with their lines and the reason; a cap-evolve adapter scores, so its file does
+    not list the evaluators as missing."""
+    rlviz = _entry(tmp_path, "rlviz")
+    for line in ("# evaluators (line 79): no code: this file maps traces; a target that scores them",
+                 "# agent (line 76): no code: this file does not run the agent",
+                 "# tests (line 98): no code: `mapc test` checks the spec against them"):
+        assert line in rlviz
+    capevolve = _entry(tmp_path, "cap-evolve")
+    assert "# tests (line 98): no code" in capevolve
+    assert "# evaluators (line" not in capevolve and "def evaluate_" in capevolve
