@@ -80,8 +80,8 @@ class Observer:
     """One spec's mapping program, compiled once, observing trace after trace."""
 
     def __init__(self, spec: ir.Spec):
-        from mapc.pipeline.build import mapping_runtime, mapping_source
-        from mapc.codegen.program import load_module
+        from mapc.pipeline.build import mapping_source
+        from mapc.codegen.program import IN_PROCESS, load_module
         from mapc.spectest.origins import Origins
         from mapc.analysis.streaming import stream_plan
 
@@ -89,7 +89,7 @@ class Observer:
         plan = stream_plan(spec).plan
         self.stream = plan if plan is not None and plan.level == "events" else None
         text = mapping_source(spec)
-        self.ns = load_module(text, _PROGRAM, mapping_runtime())
+        self.ns = load_module(text, _PROGRAM, IN_PROCESS)  # mapc's runtime modules, as `mapc run`
         self.origins = Origins(text)
         self._current: Observation | None = None
         original = self.ns["level_events"]
